@@ -1,0 +1,113 @@
+/**
+ * Kafka's text checkpoint files (kafka-format.md §12): `<version>\n<count>\n<entry>\n…`, written to
+ * `<name>.tmp`, fsynced, renamed over the file, then the directory fsynced. One writer for every
+ * checkpoint file logtool writes.
+ */
+import path from 'node:path';
+import type { FileIO } from './io.js';
+import { LogtoolError } from './errors.js';
+
+export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
+export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
+export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint';
+export const REPLICATION_OFFSET_CHECKPOINT = 'replication-offset-checkpoint';
+export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
+
+/** Largest checkpoint file read (a log dir of 100k partitions is ~4 MiB). */
+const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
+
+/** Writes a whole file atomically and durably: tmp + fsync + rename + directory fsync. */
+export function writeFileAtomic(io: FileIO, filePath: string, content: string | Buffer): void {
+  const tmp = `${filePath}.tmp`;
+  const data = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+  const fd = io.open(tmp, 'w');
+  try {
+    io.write(fd, data, 0, data.length, 0);
+    io.datasync(fd);
+  } finally {
+    io.close(fd);
+  }
+  io.rename(tmp, filePath);
+  io.syncDir(path.dirname(filePath));
+}
+
+export function readSmallFile(io: FileIO, filePath: string, maxBytes = MAX_CHECKPOINT_BYTES): Buffer | undefined {
+  const st = io.stat(filePath);
+  if (!st) return undefined;
+  if (st.size > maxBytes) throw new LogtoolError('corrupt', `file of ${st.size} bytes is larger than the ${maxBytes}-byte limit for such files`, { file: filePath });
+  const fd = io.open(filePath, 'r');
+  try {
+    const buf = Buffer.alloc(st.size);
+    let n = 0;
+    while (n < st.size) {
+      const r = io.read(fd, buf, n, st.size - n, n);
+      if (r <= 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    io.close(fd);
+  }
+}
+
+/** Parses the generic checkpoint format; throws a corrupt error naming the line. */
+export function parseCheckpoint(text: string, filePath: string, fieldsPerEntry: number, expectedVersion = 0): string[][] {
+  const lines = text.split(/\r\n|\r|\n/);
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  if (lines.length === 0) return [];
+  const bad = (line: number, what: string) => new LogtoolError('corrupt', `line ${line}: ${what}`, { file: filePath });
+  const version = Number(lines[0]!.trim());
+  if (!/^\d+$/.test(lines[0]!.trim()) || version !== expectedVersion) throw bad(1, `unsupported version "${lines[0]}"`);
+  if (lines.length < 2) return [];
+  if (!/^\d+$/.test(lines[1]!.trim())) throw bad(2, `invalid entry count "${lines[1]}"`);
+  const count = Number(lines[1]!.trim());
+  const entries = lines.slice(2);
+  if (entries.length !== count) throw bad(2, `expected ${count} entries, found ${entries.length}`);
+  return entries.map((line, i) => {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length !== fieldsPerEntry) throw bad(i + 3, `expected ${fieldsPerEntry} fields, found ${fields.length}`);
+    return fields;
+  });
+}
+
+export function formatCheckpoint(entries: string[][], version = 0): string {
+  return `${version}\n${entries.length}\n${entries.map((e) => `${e.join(' ')}\n`).join('')}`;
+}
+
+export type OffsetCheckpoint = Map<string, number>;
+
+export const tpKey = (topic: string, partition: number): string => `${topic} ${partition}`;
+
+/** Reads `topic partition offset` entries. A missing file is empty. */
+export function readOffsetCheckpoint(io: FileIO, filePath: string): OffsetCheckpoint {
+  const data = readSmallFile(io, filePath);
+  const out: OffsetCheckpoint = new Map();
+  if (!data) return out;
+  for (const [topic, partition, offset] of parseCheckpoint(data.toString('utf8'), filePath, 3)) {
+    if (!/^-?\d+$/.test(partition!) || !/^-?\d+$/.test(offset!)) throw new LogtoolError('corrupt', `malformed entry "${topic} ${partition} ${offset}"`, { file: filePath });
+    out.set(tpKey(topic!, Number(partition)), Number(offset));
+  }
+  return out;
+}
+
+export function writeOffsetCheckpoint(io: FileIO, filePath: string, entries: OffsetCheckpoint): void {
+  const rows = [...entries.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [...k.split(' '), String(v)]);
+  writeFileAtomic(io, filePath, formatCheckpoint(rows));
+}
+
+/** Java-properties style `key=value` lines (comments with #). */
+export function parseProperties(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith('!')) continue;
+    const m = /^([^=:\s]+)\s*[=:]\s*(.*)$/.exec(line);
+    if (m) out.set(m[1]!, m[2]!);
+  }
+  return out;
+}
+
+export function formatProperties(props: Map<string, string>, comment?: string): string {
+  const head = comment ? `# ${comment}\n` : '';
+  return head + [...props.entries()].map(([k, v]) => `${k}=${v}\n`).join('');
+}

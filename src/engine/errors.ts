@@ -1,0 +1,91 @@
+/**
+ * Typed errors. Every error logtool raises on purpose is a LogtoolError: it carries the file and
+ * byte position where that applies, and the exit code the CLI maps it to. Anything else reaching
+ * the CLI is a bug and is reported as such.
+ */
+
+/** Exit codes, documented in the README. */
+export const ExitCode = {
+  ok: 0,
+  /** I/O failure, lock held by another process, missing directory. */
+  operational: 1,
+  /** Bad command line. */
+  usage: 2,
+  /** Corruption, index mismatch, or anything repaired/repairable in the data. */
+  data: 3,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export type ErrorKind =
+  | 'usage'
+  | 'io'
+  | 'lock'
+  | 'not-found'
+  | 'corrupt'
+  | 'unsupported'
+  | 'out-of-range'
+  | 'too-large'
+  | 'closed';
+
+const exitCodeByKind: Record<ErrorKind, ExitCodeValue> = {
+  usage: ExitCode.usage,
+  io: ExitCode.operational,
+  lock: ExitCode.operational,
+  'not-found': ExitCode.operational,
+  closed: ExitCode.operational,
+  'out-of-range': ExitCode.operational,
+  corrupt: ExitCode.data,
+  unsupported: ExitCode.data,
+  'too-large': ExitCode.data,
+};
+
+export interface ErrorLocation {
+  file?: string;
+  position?: number;
+}
+
+export class LogtoolError extends Error {
+  readonly kind: ErrorKind;
+  readonly file: string | undefined;
+  readonly position: number | undefined;
+
+  constructor(kind: ErrorKind, message: string, where: ErrorLocation = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LogtoolError';
+    this.kind = kind;
+    this.file = where.file;
+    this.position = where.position;
+  }
+
+  get exitCode(): ExitCodeValue {
+    return exitCodeByKind[this.kind];
+  }
+
+  /** One line for a human: "<file> at byte <pos>: <message>". */
+  describe(): string {
+    const where = this.file === undefined ? '' : this.position === undefined ? `${this.file}: ` : `${this.file} at byte ${this.position}: `;
+    return `${where}${this.message}`;
+  }
+}
+
+/** Raised while decoding bytes; the caller adds the file name. */
+export class CorruptDataError extends LogtoolError {
+  constructor(message: string, position?: number, file?: string) {
+    super('corrupt', message, { file, position });
+    this.name = 'CorruptDataError';
+  }
+}
+
+/** Turns a Node.js system error into a LogtoolError naming the path. */
+export function ioError(err: unknown, path: string, action: string): LogtoolError {
+  const e = err as NodeJS.ErrnoException;
+  if (e instanceof LogtoolError) return e;
+  const code = e?.code ?? 'EIO';
+  const kind: ErrorKind = code === 'ENOENT' ? 'not-found' : 'io';
+  return new LogtoolError(kind, `${action} failed: ${code}${e?.message ? ` (${e.message.replace(/^\w+: /, '')})` : ''}`, { file: path }, { cause: err });
+}
+
+/** Invariant check for programmer errors (TigerBeetle style): never for user input. */
+export function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(`assertion failed: ${message}`);
+}

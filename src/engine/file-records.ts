@@ -1,0 +1,231 @@
+/**
+ * Streams the log entries (v2 batches, or legacy v0/v1 messages) of a `.log` file through a
+ * bounded buffer, by Kafka's FileLogInputStream rules (kafka-format.md §4): fewer than 17 bytes
+ * left is the end; a size field below 14 is corruption; an entry running past the end of the file
+ * is a partial write. Validation beyond that (CRC, offsets) is opt-in so that a plain read and a
+ * recovery share one loop.
+ */
+import type { FileIO } from './io.js';
+import { LogtoolError } from './errors.js';
+import { crc32 } from './format/crc32c.js';
+import {
+  computeBatchCrc,
+  HEADER_PROBE_BYTES,
+  LOG_OVERHEAD,
+  MIN_ENTRY_SIZE,
+  readBatchHeader,
+  readInt64,
+  RECORD_BATCH_OVERHEAD,
+  type BatchHeader,
+} from './format/record-batch.js';
+
+/** One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)`, valid until the next entry is read. */
+export interface LogEntry {
+  /** Byte position of the entry in the file. */
+  position: number;
+  /** Total size in bytes, including the 12-byte offset and length prefix. */
+  size: number;
+  magic: number;
+  /** v2 batch header; undefined for legacy entries. */
+  header: BatchHeader | undefined;
+  /** First offset (legacy: the entry offset, which for a compressed wrapper is its last inner offset). */
+  baseOffset: number;
+  lastOffset: number;
+  /** Max timestamp (v2), the message timestamp (v1), or −1 (v0). */
+  maxTimestamp: number;
+  /** Compression codec id. */
+  compression: number;
+  buf: Buffer;
+  bufPos: number;
+}
+
+export type ScanEnd =
+  | { kind: 'end' }
+  /** Bytes after the last whole entry that do not form an entry (torn write). */
+  | { kind: 'partial'; position: number; bytes: number; reason: string }
+  | { kind: 'corrupt'; position: number; reason: string };
+
+export interface ScanOptions {
+  io: FileIO;
+  path: string;
+  /** Byte position to start at (must be an entry boundary). */
+  startPosition?: number;
+  /** Stop before this position (default: file size at open). */
+  endPosition?: number;
+  /** Check each entry's CRC (CRC-32C for v2, CRC-32 for legacy). */
+  verifyCrc?: boolean;
+  /** Segment base offset: entries must lie in [base, base + 2^31 − 1] and offsets increase. */
+  segmentBaseOffset?: number;
+  /** Largest entry accepted; a larger one is reported as corrupt instead of being allocated. */
+  maxEntryBytes?: number;
+  /** Read chunk size (bytes); the buffer grows only to hold one entry larger than this. */
+  chunkBytes?: number;
+  /** An already-open fd (not closed by the scanner). */
+  fd?: number;
+}
+
+export const DEFAULT_CHUNK_BYTES = 1 << 20;
+/** Default cap on one entry: far above Kafka's max.message.bytes default (1 MiB). */
+export const DEFAULT_MAX_ENTRY_BYTES = 64 << 20;
+
+/** Shallow header of a legacy (v0/v1) entry at buf[pos]: CRC-32 over [pos+16, end). */
+function legacyEntry(buf: Buffer, pos: number, size: number, magic: number): { maxTimestamp: number; compression: number; crcValid: boolean } {
+  const attributes = size >= LOG_OVERHEAD + 6 ? buf[pos + 17]! : 0;
+  const maxTimestamp = magic === 1 && size >= LOG_OVERHEAD + 14 ? readInt64(buf, pos + 18) : -1;
+  return { maxTimestamp, compression: attributes & 0x07, crcValid: crc32(buf, pos + 16, pos + size) === buf.readUInt32BE(pos + 12) };
+}
+
+export class EntryScanner {
+  /** How iteration ended; set once the generator finishes. */
+  end: ScanEnd = { kind: 'end' };
+  /** Position just after the last valid entry. */
+  validBytes: number;
+  private readonly opts: ScanOptions;
+
+  constructor(opts: ScanOptions) {
+    this.opts = opts;
+    this.validBytes = opts.startPosition ?? 0;
+  }
+
+  *entries(): Generator<LogEntry> {
+    const { io, path } = this.opts;
+    const ownFd = this.opts.fd === undefined;
+    const fd = this.opts.fd ?? io.open(path, 'r');
+    try {
+      const fileEnd = this.opts.endPosition ?? io.fstat(fd).size;
+      const chunkBytes = this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+      const maxEntryBytes = this.opts.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES;
+      const base = this.opts.segmentBaseOffset;
+      let buf = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(fileEnd - (this.opts.startPosition ?? 0), HEADER_PROBE_BYTES)));
+      let bufFilePos = this.opts.startPosition ?? 0; // file position of buf[0]
+      let bufLen = 0;
+      let position = bufFilePos;
+      let prevLastOffset = -Infinity;
+
+      const ensure = (needed: number): boolean => {
+        // Make buf hold [position, position + needed). Returns false at end of file.
+        const have = bufFilePos + bufLen - position;
+        if (have >= needed) return true;
+        if (position + needed > fileEnd) return false;
+        const startInBuf = position - bufFilePos;
+        if (needed > buf.length) {
+          const bigger = Buffer.allocUnsafe(Math.max(needed, chunkBytes));
+          buf.copy(bigger, 0, startInBuf, bufLen);
+          buf = bigger;
+        } else if (startInBuf > 0) {
+          buf.copy(buf, 0, startInBuf, bufLen);
+        }
+        bufLen -= startInBuf;
+        bufFilePos = position;
+        while (bufLen < needed) {
+          const want = Math.min(buf.length - bufLen, fileEnd - (bufFilePos + bufLen));
+          const n = io.read(fd, buf, bufLen, want, bufFilePos + bufLen);
+          if (n <= 0) return false;
+          bufLen += n;
+        }
+        return true;
+      };
+
+      for (;;) {
+        this.validBytes = position;
+        const remaining = fileEnd - position;
+        if (remaining < HEADER_PROBE_BYTES + 1) {
+          if (remaining > 0) this.end = { kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` };
+          return;
+        }
+        ensure(HEADER_PROBE_BYTES + 1);
+        let p = position - bufFilePos;
+        const entrySizeField = buf.readInt32BE(p + 8);
+        const magic = buf.readInt8(p + 16);
+        if (entrySizeField < MIN_ENTRY_SIZE) {
+          this.end = { kind: 'corrupt', position, reason: `entry size ${entrySizeField} is below the minimum ${MIN_ENTRY_SIZE}` + (entrySizeField === 0 ? ' (zero bytes: preallocated or torn space)' : '') };
+          return;
+        }
+        const size = entrySizeField + LOG_OVERHEAD;
+        if (position + size > fileEnd) {
+          this.end = { kind: 'partial', position, bytes: remaining, reason: `entry of ${size} bytes runs past the end of the file (${remaining} bytes left)` };
+          return;
+        }
+        if (size > maxEntryBytes) {
+          this.end = { kind: 'corrupt', position, reason: `entry of ${size} bytes exceeds the limit of ${maxEntryBytes} bytes` };
+          return;
+        }
+        if (magic >= 2 && size < RECORD_BATCH_OVERHEAD) {
+          this.end = { kind: 'corrupt', position, reason: `batch of ${size} bytes is smaller than the ${RECORD_BATCH_OVERHEAD}-byte header` };
+          return;
+        }
+        if (magic < 0) {
+          this.end = { kind: 'corrupt', position, reason: `invalid magic ${magic}` };
+          return;
+        }
+        if (!ensure(size)) {
+          this.end = { kind: 'partial', position, bytes: remaining, reason: 'file shrank while reading' };
+          return;
+        }
+        p = position - bufFilePos;
+        let entry: LogEntry;
+        if (magic >= 2) {
+          if (magic > 2) {
+            this.end = { kind: 'corrupt', position, reason: `unknown magic ${magic}` };
+            return;
+          }
+          const header = readBatchHeader(buf, p);
+          if (this.opts.verifyCrc && computeBatchCrc(buf, p, size) !== header.crc) {
+            this.end = { kind: 'corrupt', position, reason: `CRC-32C mismatch in batch at offset ${header.baseOffset} (stored ${header.crc})` };
+            return;
+          }
+          if (header.lastOffsetDelta < 0 || header.recordsCount < 0) {
+            this.end = { kind: 'corrupt', position, reason: `batch at offset ${header.baseOffset} has a negative lastOffsetDelta or record count` };
+            return;
+          }
+          entry = {
+            position,
+            size,
+            magic,
+            header,
+            baseOffset: header.baseOffset,
+            lastOffset: header.baseOffset + header.lastOffsetDelta,
+            maxTimestamp: header.maxTimestamp,
+            compression: header.attributes & 0x07,
+            buf,
+            bufPos: p,
+          };
+        } else {
+          const legacy = legacyEntry(buf, p, size, magic);
+          if (this.opts.verifyCrc && !legacy.crcValid) {
+            this.end = { kind: 'corrupt', position, reason: `CRC-32 mismatch in v${magic} message at offset ${readInt64(buf, p)}` };
+            return;
+          }
+          const offset = readInt64(buf, p);
+          entry = { position, size, magic, header: undefined, baseOffset: offset, lastOffset: offset, maxTimestamp: legacy.maxTimestamp, compression: legacy.compression, buf, bufPos: p };
+        }
+        if (base !== undefined) {
+          if (entry.lastOffset < base || entry.lastOffset - base > 0x7fffffff || (entry.header && entry.baseOffset < base)) {
+            this.end = { kind: 'corrupt', position, reason: `offsets ${entry.baseOffset}..${entry.lastOffset} lie outside segment ${base}` };
+            return;
+          }
+          if (entry.lastOffset <= prevLastOffset || (entry.header && entry.baseOffset <= prevLastOffset)) {
+            this.end = { kind: 'corrupt', position, reason: `offset ${entry.baseOffset} does not follow the previous last offset ${prevLastOffset}` };
+            return;
+          }
+        }
+        prevLastOffset = entry.lastOffset;
+        yield entry;
+        position += size;
+      }
+    } finally {
+      if (ownFd) io.close(fd);
+    }
+  }
+}
+
+/** A human description of how a scan ended, or undefined if it reached the end cleanly. */
+export function describeScanEnd(path: string, end: ScanEnd): string | undefined {
+  if (end.kind === 'end') return undefined;
+  return `${path} at byte ${end.position}: ${end.reason}`;
+}
+
+export function scanEndError(path: string, end: ScanEnd): LogtoolError | undefined {
+  if (end.kind === 'end') return undefined;
+  return new LogtoolError('corrupt', end.reason, { file: path, position: end.position });
+}

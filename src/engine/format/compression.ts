@@ -1,0 +1,39 @@
+/**
+ * Compression codec registry for v2 batches (attribute bits 0–2). Codecs register themselves
+ * (see codecs/); a batch whose codec is not registered is reported, never misread.
+ */
+import { LogtoolError } from '../errors.js';
+
+export const CompressionType = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
+export type CompressionName = keyof typeof CompressionType;
+export const compressionNames: readonly CompressionName[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+
+export function compressionName(id: number): string {
+  return compressionNames[id] ?? `unknown(${id})`;
+}
+
+export function parseCompression(name: string): number {
+  const id = (CompressionType as Record<string, number>)[name];
+  if (id === undefined) throw new LogtoolError('usage', `unknown compression "${name}" (choose ${compressionNames.join(', ')})`);
+  return id;
+}
+
+export interface Codec {
+  /** Compresses the concatenated records section of a batch. */
+  compress(data: Buffer): Buffer;
+  /**
+   * Decompresses, refusing to produce more than maxOutputBytes (a lying or malicious stream must
+   * not exhaust memory). Throws CorruptDataError (or any Error) on bad input.
+   */
+  decompress(data: Buffer, maxOutputBytes: number): Buffer;
+}
+
+const codecs = new Map<number, Codec>();
+
+export function registerCodec(id: number, codec: Codec): void {
+  codecs.set(id, codec);
+}
+
+export function codecFor(id: number): Codec | undefined {
+  return codecs.get(id);
+}

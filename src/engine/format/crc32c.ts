@@ -1,0 +1,71 @@
+/**
+ * CRC-32C (Castagnoli) as Kafka's v2 batches use it, and CRC-32 (IEEE) for legacy v0/v1 messages.
+ * Large inputs go to @node-rs/crc32 (SSE4.2 / ARM CRC instructions). Below `nativeThresholdBytes`
+ * the cost of crossing into native code outweighs the work, so a slice-by-8 table in JS is used;
+ * `logtool bench` measures where that crossover sits on a machine.
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const native: { crc32c(input: Buffer, initial?: number): number; crc32(input: Buffer, initial?: number): number } =
+  require('@node-rs/crc32');
+
+function makeTables(poly: number): Uint32Array[] {
+  const tables: Uint32Array[] = [];
+  const t0 = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ poly : c >>> 1;
+    t0[i] = c >>> 0;
+  }
+  tables.push(t0);
+  for (let t = 1; t < 8; t++) {
+    const prev = tables[t - 1]!;
+    const cur = new Uint32Array(256);
+    for (let i = 0; i < 256; i++) cur[i] = (prev[i]! >>> 8) ^ t0[prev[i]! & 0xff]!;
+    tables.push(cur);
+  }
+  return tables;
+}
+
+const C = makeTables(0x82f63b78);
+const [c0, c1, c2, c3, c4, c5, c6, c7] = C as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+
+/** Pure-JS CRC-32C over buf[start, end). */
+export function crc32cJs(buf: Uint8Array, start = 0, end = buf.length): number {
+  let crc = 0xffffffff;
+  let i = start;
+  const stop8 = end - ((end - start) & 7);
+  while (i < stop8) {
+    const a = crc ^ (buf[i]! | (buf[i + 1]! << 8) | (buf[i + 2]! << 16) | (buf[i + 3]! << 24));
+    crc =
+      c7[a & 0xff]! ^
+      c6[(a >>> 8) & 0xff]! ^
+      c5[(a >>> 16) & 0xff]! ^
+      c4[a >>> 24]! ^
+      c3[buf[i + 4]!]! ^
+      c2[buf[i + 5]!]! ^
+      c1[buf[i + 6]!]! ^
+      c0[buf[i + 7]!]!;
+    i += 8;
+  }
+  while (i < end) crc = (crc >>> 8) ^ c0[(crc ^ buf[i++]!) & 0xff]!;
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** Inputs shorter than this are checksummed in JS (measured in `logtool bench`). */
+export let nativeThresholdBytes = 256;
+export function setNativeThresholdBytes(n: number): void {
+  nativeThresholdBytes = n;
+}
+
+/** CRC-32C over buf[start, end), unsigned. */
+export function crc32c(buf: Buffer, start = 0, end = buf.length): number {
+  if (end - start < nativeThresholdBytes) return crc32cJs(buf, start, end);
+  return native.crc32c(start === 0 && end === buf.length ? buf : buf.subarray(start, end)) >>> 0;
+}
+
+/** CRC-32 (IEEE, zlib) over buf[start, end), unsigned — legacy v0/v1 messages. */
+export function crc32(buf: Buffer, start = 0, end = buf.length): number {
+  return native.crc32(start === 0 && end === buf.length ? buf : buf.subarray(start, end)) >>> 0;
+}

@@ -1,0 +1,391 @@
+/**
+ * RecordBatch v2 (magic 2): encode, decode, verify. Layout in ../shared/docs/kafka-format.md §2.
+ * All fixed-width fields big-endian; the CRC-32C covers bytes [21, end) of the batch.
+ */
+import { CorruptDataError, LogtoolError } from '../errors.js';
+import { crc32c } from './crc32c.js';
+import { codecFor, compressionName, CompressionType } from './compression.js';
+import { readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong, type VarintCursor } from './varint.js';
+
+export const LOG_OVERHEAD = 12;
+export const RECORD_BATCH_OVERHEAD = 61;
+/** Smallest legal entry size field (Kafka's LegacyRecord.RECORD_OVERHEAD_V0). */
+export const MIN_ENTRY_SIZE = 14;
+/** Bytes needed to tell the format of an entry: offset, size, 4 bytes, magic. */
+export const HEADER_PROBE_BYTES = 17;
+
+export const Attr = {
+  compressionMask: 0x07,
+  logAppendTime: 0x08,
+  transactional: 0x10,
+  control: 0x20,
+  deleteHorizon: 0x40,
+} as const;
+
+export type TimestampType = 'CreateTime' | 'LogAppendTime' | 'NoTimestampType';
+
+export interface RecordHeader {
+  key: string;
+  value: Buffer | null;
+}
+
+/** A record as a caller hands it to append. */
+export interface RecordInput {
+  key?: Buffer | null;
+  value: Buffer | null;
+  headers?: RecordHeader[];
+  /** Epoch milliseconds; defaults to the time of the append. */
+  timestamp?: number;
+}
+
+/** A record as read back. */
+export interface LogRecord {
+  offset: number;
+  timestamp: number;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: RecordHeader[];
+}
+
+export interface BatchHeader {
+  baseOffset: number;
+  batchLength: number;
+  partitionLeaderEpoch: number;
+  magic: number;
+  /** Stored CRC, unsigned. */
+  crc: number;
+  attributes: number;
+  lastOffsetDelta: number;
+  baseTimestamp: number;
+  maxTimestamp: number;
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+  recordsCount: number;
+}
+
+export const lastOffsetOf = (h: BatchHeader): number => h.baseOffset + h.lastOffsetDelta;
+export const sizeOf = (h: { batchLength: number }): number => h.batchLength + LOG_OVERHEAD;
+export const compressionOf = (h: BatchHeader): number => h.attributes & Attr.compressionMask;
+export const isTransactional = (h: BatchHeader): boolean => (h.attributes & Attr.transactional) !== 0;
+export const isControl = (h: BatchHeader): boolean => (h.attributes & Attr.control) !== 0;
+export const hasDeleteHorizon = (h: BatchHeader): boolean => (h.attributes & Attr.deleteHorizon) !== 0;
+export const timestampTypeOf = (h: BatchHeader): TimestampType =>
+  h.attributes & Attr.logAppendTime ? 'LogAppendTime' : 'CreateTime';
+
+export function readInt64(buf: Buffer, pos: number): number {
+  return buf.readInt32BE(pos) * 4294967296 + buf.readUInt32BE(pos + 4);
+}
+
+export function writeInt64(buf: Buffer, pos: number, n: number): void {
+  const hi = Math.floor(n / 4294967296);
+  buf.writeInt32BE(hi, pos);
+  buf.writeUInt32BE(n - hi * 4294967296, pos + 4);
+}
+
+/** Reads the 61-byte v2 header at pos (caller guarantees the bytes are there). */
+export function readBatchHeader(buf: Buffer, pos: number): BatchHeader {
+  return {
+    baseOffset: readInt64(buf, pos),
+    batchLength: buf.readInt32BE(pos + 8),
+    partitionLeaderEpoch: buf.readInt32BE(pos + 12),
+    magic: buf.readInt8(pos + 16),
+    crc: buf.readUInt32BE(pos + 17),
+    attributes: buf.readInt16BE(pos + 21),
+    lastOffsetDelta: buf.readInt32BE(pos + 23),
+    baseTimestamp: readInt64(buf, pos + 27),
+    maxTimestamp: readInt64(buf, pos + 35),
+    producerId: readInt64(buf, pos + 43),
+    producerEpoch: buf.readInt16BE(pos + 51),
+    baseSequence: buf.readInt32BE(pos + 53),
+    recordsCount: buf.readInt32BE(pos + 57),
+  };
+}
+
+/** Computes the CRC-32C of the batch at pos whose total size is size. */
+export function computeBatchCrc(buf: Buffer, pos: number, size: number): number {
+  return crc32c(buf, pos + 21, pos + size);
+}
+
+export function isCrcValid(buf: Buffer, pos: number, h: BatchHeader): boolean {
+  return computeBatchCrc(buf, pos, sizeOf(h)) === h.crc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+export interface EncodeBatchOptions {
+  baseOffset: number;
+  /** Default −1 (no leader epoch). */
+  partitionLeaderEpoch?: number;
+  compression?: number;
+  logAppendTime?: boolean;
+  producerId?: number;
+  producerEpoch?: number;
+  baseSequence?: number;
+  transactional?: boolean;
+  control?: boolean;
+  /** Timestamp given to records without one; default Date.now(). */
+  nowMs?: number;
+  /** Overrides (used by the cleaner to keep a batch's original offsets and horizon). */
+  lastOffsetDelta?: number;
+  baseTimestamp?: number;
+  deleteHorizon?: boolean;
+  /** Per-record offset deltas (default 0, 1, 2 …). */
+  offsetDeltas?: number[];
+}
+
+function headerBytes(headers: RecordHeader[] | undefined, keyLens: number[]): number {
+  if (!headers || headers.length === 0) return 1;
+  let n = sizeOfVarint(headers.length);
+  for (const h of headers) {
+    const kl = Buffer.byteLength(h.key, 'utf8');
+    keyLens.push(kl);
+    n += sizeOfVarint(kl) + kl;
+    n += h.value === null ? 1 : sizeOfVarint(h.value.length) + h.value.length;
+  }
+  return n;
+}
+
+/** Encodes records (uncompressed) into buf at pos; returns the position after them. */
+function writeRecords(
+  records: readonly RecordInput[],
+  buf: Buffer,
+  pos: number,
+  baseTimestamp: number,
+  nowMs: number,
+  bodySizes: Int32Array,
+  headerKeyLens: number[],
+  offsetDeltas: number[] | undefined,
+): number {
+  let hk = 0;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    pos = writeVarint(buf, pos, bodySizes[i]!);
+    buf[pos++] = 0;
+    pos = writeVarlong(buf, pos, (r.timestamp ?? nowMs) - baseTimestamp);
+    pos = writeVarint(buf, pos, offsetDeltas ? offsetDeltas[i]! : i);
+    const key = r.key ?? null;
+    if (key === null) buf[pos++] = 1;
+    else {
+      pos = writeVarint(buf, pos, key.length);
+      pos += key.copy(buf, pos);
+    }
+    const value = r.value;
+    if (value === null) buf[pos++] = 1;
+    else {
+      pos = writeVarint(buf, pos, value.length);
+      pos += value.copy(buf, pos);
+    }
+    const headers = r.headers;
+    if (!headers || headers.length === 0) buf[pos++] = 0;
+    else {
+      pos = writeVarint(buf, pos, headers.length);
+      for (const h of headers) {
+        const kl = headerKeyLens[hk++]!;
+        pos = writeVarint(buf, pos, kl);
+        pos += buf.write(h.key, pos, kl, 'utf8');
+        if (h.value === null) buf[pos++] = 1;
+        else {
+          pos = writeVarint(buf, pos, h.value.length);
+          pos += h.value.copy(buf, pos);
+        }
+      }
+    }
+  }
+  return pos;
+}
+
+/**
+ * Encodes records as one v2 batch, CRC computed once. Returns a buffer holding exactly the batch.
+ */
+export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOptions): Buffer {
+  const count = records.length;
+  const nowMs = opts.nowMs ?? Date.now();
+  let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
+  let maxTimestamp = -1;
+  const bodySizes = new Int32Array(count);
+  const headerKeyLens: number[] = [];
+  let recordsBytes = 0;
+  for (let i = 0; i < count; i++) {
+    const r = records[i]!;
+    const ts = r.timestamp ?? nowMs;
+    if (ts > maxTimestamp) maxTimestamp = ts;
+    const key = r.key ?? null;
+    const value = r.value;
+    const body =
+      1 +
+      sizeOfVarlong(ts - baseTimestamp) +
+      sizeOfVarint(opts.offsetDeltas ? opts.offsetDeltas[i]! : i) +
+      (key === null ? 1 : sizeOfVarint(key.length) + key.length) +
+      (value === null ? 1 : sizeOfVarint(value.length) + value.length) +
+      headerBytes(r.headers, headerKeyLens);
+    bodySizes[i] = body;
+    recordsBytes += sizeOfVarint(body) + body;
+  }
+  if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
+  const compression = opts.compression ?? CompressionType.none;
+  let buf: Buffer;
+  let end: number;
+  if (compression === CompressionType.none) {
+    buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + recordsBytes);
+    end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens, opts.offsetDeltas);
+  } else {
+    const codec = codecFor(compression);
+    if (!codec) throw new LogtoolError('unsupported', `compression ${compressionName(compression)} is not supported`);
+    const raw = Buffer.allocUnsafe(recordsBytes);
+    writeRecords(records, raw, 0, baseTimestamp, nowMs, bodySizes, headerKeyLens, opts.offsetDeltas);
+    const packed = codec.compress(raw);
+    buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + packed.length);
+    packed.copy(buf, RECORD_BATCH_OVERHEAD);
+    end = RECORD_BATCH_OVERHEAD + packed.length;
+  }
+  let attributes = compression;
+  if (opts.logAppendTime) attributes |= Attr.logAppendTime;
+  if (opts.transactional) attributes |= Attr.transactional;
+  if (opts.control) attributes |= Attr.control;
+  if (opts.deleteHorizon) attributes |= Attr.deleteHorizon;
+  writeInt64(buf, 0, opts.baseOffset);
+  buf.writeInt32BE(end - LOG_OVERHEAD, 8);
+  buf.writeInt32BE(opts.partitionLeaderEpoch ?? -1, 12);
+  buf[16] = 2;
+  buf.writeInt16BE(attributes, 21);
+  buf.writeInt32BE(opts.lastOffsetDelta ?? (count > 0 ? (opts.offsetDeltas ? opts.offsetDeltas[count - 1]! : count - 1) : 0), 23);
+  writeInt64(buf, 27, baseTimestamp);
+  writeInt64(buf, 35, opts.logAppendTime ? nowMs : maxTimestamp);
+  writeInt64(buf, 43, opts.producerId ?? -1);
+  buf.writeInt16BE(opts.producerEpoch ?? -1, 51);
+  buf.writeInt32BE(opts.baseSequence ?? -1, 53);
+  buf.writeInt32BE(count, 57);
+  buf.writeUInt32BE(computeBatchCrc(buf, 0, end), 17);
+  return buf;
+}
+
+/** Rewrites the base offset of an encoded batch in place. The CRC does not cover it. */
+export function setBaseOffset(batch: Buffer, pos: number, baseOffset: number): void {
+  writeInt64(batch, pos, baseOffset);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+export interface DecodeOptions {
+  /** Upper bound on the decompressed size of one batch (bytes). */
+  maxDecompressedBytes?: number;
+  /** For error messages. */
+  file?: string;
+  /** File position of the batch, for error messages. */
+  filePosition?: number;
+}
+
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The records section of the batch at buf[pos…], decompressed if needed. Returns the buffer and
+ * the range holding the concatenated records.
+ */
+export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): { data: Buffer; start: number; end: number } {
+  const start = pos + RECORD_BATCH_OVERHEAD;
+  const end = pos + sizeOf(h);
+  const codecId = compressionOf(h);
+  if (codecId === CompressionType.none) return { data: buf, start, end };
+  const where = `batch at offset ${h.baseOffset}${opts.file ? ` in ${opts.file}` : ''}`;
+  const codec = codecFor(codecId);
+  if (!codec) {
+    throw new LogtoolError('unsupported', `${where} uses codec ${compressionName(codecId)}, not supported yet`, {
+      file: opts.file,
+      position: opts.filePosition,
+    });
+  }
+  let out: Buffer;
+  try {
+    out = codec.decompress(buf.subarray(start, end), opts.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES);
+  } catch (e) {
+    if (e instanceof LogtoolError && e.kind !== 'corrupt') throw e;
+    throw new CorruptDataError(`${where}: ${compressionName(codecId)} payload cannot be decompressed: ${(e as Error).message}`, opts.filePosition, opts.file);
+  }
+  return { data: out, start: 0, end: out.length };
+}
+
+const cursor: VarintCursor = { pos: 0 };
+
+function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptDataError {
+  return new CorruptDataError(`batch at offset ${h.baseOffset}: ${message}`, opts.filePosition, opts.file);
+}
+
+/**
+ * Decodes every record of the v2 batch at buf[pos…]. Throws CorruptDataError on any of Kafka's
+ * record-level validation failures (§2.3). Keys, values and header values are views into the
+ * batch's bytes (or the decompressed buffer), not copies.
+ */
+export function decodeRecords(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): LogRecord[] {
+  if (h.recordsCount < 0) throw corrupt(h, `negative record count ${h.recordsCount}`, opts);
+  const { data, start, end } = recordsSection(buf, pos, h, opts);
+  const logAppendTime = (h.attributes & Attr.logAppendTime) !== 0;
+  const out: LogRecord[] = [];
+  const c = cursor;
+  c.pos = start;
+  for (let i = 0; i < h.recordsCount; i++) {
+    if (c.pos >= end) throw corrupt(h, `premature end of records: ${i} of ${h.recordsCount} read`, opts);
+    const length = readVarint(data, c, end);
+    const bodyStart = c.pos;
+    if (length < 0 || bodyStart + length > end) throw corrupt(h, `record ${i} length ${length} exceeds the batch`, opts);
+    const bodyEnd = bodyStart + length;
+    c.pos++; // attributes
+    const tsDelta = readVarlong(data, c, bodyEnd);
+    const offsetDelta = readVarint(data, c, bodyEnd);
+    const keyLen = readVarint(data, c, bodyEnd);
+    let key: Buffer | null = null;
+    if (keyLen >= 0) {
+      if (c.pos + keyLen > bodyEnd) throw corrupt(h, `record ${i} key runs past the record`, opts);
+      key = data.subarray(c.pos, c.pos + keyLen);
+      c.pos += keyLen;
+    }
+    const valueLen = readVarint(data, c, bodyEnd);
+    let value: Buffer | null = null;
+    if (valueLen >= 0) {
+      if (c.pos + valueLen > bodyEnd) throw corrupt(h, `record ${i} value runs past the record`, opts);
+      value = data.subarray(c.pos, c.pos + valueLen);
+      c.pos += valueLen;
+    }
+    const headerCount = readVarint(data, c, bodyEnd);
+    if (headerCount < 0 || headerCount > bodyEnd - c.pos) throw corrupt(h, `record ${i} has an invalid header count ${headerCount}`, opts);
+    const headers: RecordHeader[] = [];
+    for (let k = 0; k < headerCount; k++) {
+      const hkLen = readVarint(data, c, bodyEnd);
+      if (hkLen < 0 || c.pos + hkLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} key is invalid`, opts);
+      const hkey = data.toString('utf8', c.pos, c.pos + hkLen);
+      c.pos += hkLen;
+      const hvLen = readVarint(data, c, bodyEnd);
+      let hval: Buffer | null = null;
+      if (hvLen >= 0) {
+        if (c.pos + hvLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} value runs past the record`, opts);
+        hval = data.subarray(c.pos, c.pos + hvLen);
+        c.pos += hvLen;
+      }
+      headers.push({ key: hkey, value: hval });
+    }
+    if (c.pos !== bodyEnd) throw corrupt(h, `record ${i} declares ${length} bytes but holds ${c.pos - bodyStart}`, opts);
+    out.push({
+      offset: h.baseOffset + offsetDelta,
+      timestamp: logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta,
+      key,
+      value,
+      headers,
+    });
+  }
+  if (c.pos !== end) throw corrupt(h, `${end - c.pos} bytes remain after ${h.recordsCount} records`, opts);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control records
+
+export const ControlType = ['ABORT', 'COMMIT', 'LEADER_CHANGE', 'SNAPSHOT_HEADER', 'SNAPSHOT_FOOTER', 'KRAFT_VERSION', 'KRAFT_VOTERS'] as const;
+
+export function controlTypeOf(key: Buffer | null): { version: number; type: number; name: string } | undefined {
+  if (!key || key.length < 4) return undefined;
+  const version = key.readInt16BE(0);
+  const type = key.readInt16BE(2);
+  return { version, type, name: ControlType[type] ?? 'UNKNOWN' };
+}

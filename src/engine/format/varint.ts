@@ -1,0 +1,104 @@
+/**
+ * Zig-zag varints as Kafka's v2 records use them: every length, delta and count is signed.
+ * Values are JS numbers: varlongs beyond ±2^53 lose precision but never throw, which is enough
+ * for timestamp and offset deltas; malformed encodings (too many bytes) are CorruptDataError.
+ */
+import { CorruptDataError } from '../errors.js';
+
+/** Cursor-based reader result: the value and the position after it. Reused to avoid allocation. */
+export interface VarintCursor {
+  pos: number;
+}
+
+export function readVarint(buf: Buffer, cur: VarintCursor, end: number): number {
+  let pos = cur.pos;
+  let raw = 0;
+  let shift = 0;
+  for (let i = 0; ; i++) {
+    if (pos >= end) throw new CorruptDataError('varint runs past the end of the data', pos);
+    const b = buf[pos++]!;
+    if (i === 4) {
+      if (b & 0x80) throw new CorruptDataError('varint longer than 5 bytes', pos - 1);
+      raw |= b << 28;
+      break;
+    }
+    raw |= (b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+    shift += 7;
+  }
+  cur.pos = pos;
+  return (raw >>> 1) ^ -(raw & 1);
+}
+
+export function readVarlong(buf: Buffer, cur: VarintCursor, end: number): number {
+  let pos = cur.pos;
+  // Fast path: fits in 28 bits.
+  let raw = 0;
+  let mul = 1;
+  for (let i = 0; ; i++) {
+    if (pos >= end) throw new CorruptDataError('varlong runs past the end of the data', pos);
+    if (i === 10) throw new CorruptDataError('varlong longer than 10 bytes', pos);
+    const b = buf[pos++]!;
+    raw += (b & 0x7f) * mul;
+    if (!(b & 0x80)) break;
+    mul *= 128;
+  }
+  cur.pos = pos;
+  // zig-zag decode without 32-bit ops: odd → negative.
+  return raw % 2 === 1 ? -(raw + 1) / 2 : raw / 2;
+}
+
+/** Bytes needed to encode n (int32) as a zig-zag varint. */
+export function sizeOfVarint(n: number): number {
+  let v = ((n << 1) ^ (n >> 31)) >>> 0;
+  let size = 1;
+  while (v >= 0x80) {
+    v >>>= 7;
+    size++;
+  }
+  return size;
+}
+
+function zigzagLong(n: number): number {
+  return n >= 0 ? n * 2 : -n * 2 - 1;
+}
+
+export function sizeOfVarlong(n: number): number {
+  let v = zigzagLong(n);
+  let size = 1;
+  while (v >= 128) {
+    v = Math.floor(v / 128);
+    size++;
+  }
+  return size;
+}
+
+/** Writes n as a zig-zag varint at pos; returns the position after it. */
+export function writeVarint(buf: Buffer, pos: number, n: number): number {
+  let v = ((n << 1) ^ (n >> 31)) >>> 0;
+  while (v >= 0x80) {
+    buf[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
+export function writeVarlong(buf: Buffer, pos: number, n: number): number {
+  let v = zigzagLong(n);
+  if (v < 0x80000000) {
+    let u = v >>> 0;
+    while (u >= 0x80) {
+      buf[pos++] = (u & 0x7f) | 0x80;
+      u >>>= 7;
+    }
+    buf[pos++] = u;
+    return pos;
+  }
+  while (v >= 128) {
+    buf[pos++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[pos++] = v;
+  return pos;
+}

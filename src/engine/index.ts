@@ -1,0 +1,26 @@
+/**
+ * logtool's public engine API. See README.md ("Library") for a tour.
+ */
+export { Log, type LogOptions, type AppendOptions, type AppendResult, type LogPosition, type SegmentInfo, type LogWarning } from './log.js';
+export { LogReader, type ReadOptions, type BatchReadOptions } from './log-reader.js';
+export { defaultLogConfig, type LogConfig, type FlushMode } from './config.js';
+export { LogtoolError, ExitCode, type ErrorKind } from './errors.js';
+export { realIO, type FileIO, type FileStat } from './io.js';
+export {
+  encodeBatch,
+  decodeRecords,
+  readBatchHeader,
+  isCrcValid,
+  type RecordInput,
+  type LogRecord,
+  type RecordHeader,
+  type BatchHeader,
+} from './format/record-batch.js';
+export { CompressionType, compressionName, registerCodec, type Codec } from './format/compression.js';
+export { crc32c } from './format/crc32c.js';
+export { LogSegment, segmentFileName } from './segment.js';
+export { OffsetIndex } from './index/offset-index.js';
+export { TimeIndex } from './index/time-index.js';
+export { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
+export type { LoadReport } from './loader.js';
+export type { AckStatus } from './flush/group-commit.js';

@@ -1,0 +1,166 @@
+/**
+ * The one file-I/O layer. Every byte the engine writes, every fsync, truncate and rename goes
+ * through a FileIO, so that tests can substitute a recording layer that produces crash states
+ * (what survives a power loss) or a slow one that stalls fsync. Production uses `realIO`.
+ *
+ * Reads and writes are synchronous on purpose: they hit the page cache and are cheaper than a
+ * round trip through libuv's thread pool. fsync is offered asynchronously too, because group
+ * commit needs the event loop to keep accepting appends while the disk works.
+ */
+import fs from 'node:fs';
+import { ioError } from './errors.js';
+
+export interface FileStat {
+  size: number;
+  mtimeMs: number;
+  isDirectory: boolean;
+  isFile: boolean;
+}
+
+export interface FileIO {
+  /** Opens a file; flags as node:fs ('r', 'r+', 'w+', 'a+' …). */
+  open(path: string, flags: string): number;
+  close(fd: number): void;
+  read(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
+  write(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
+  truncate(fd: number, length: number): void;
+  fstat(fd: number): FileStat;
+  /** fdatasync: data and the metadata needed to read it back (file size). */
+  datasync(fd: number): void;
+  /** Asynchronous fdatasync for group commit. */
+  datasyncAsync(fd: number): Promise<void>;
+  rename(from: string, to: string): void;
+  unlink(path: string): void;
+  mkdirp(path: string): void;
+  readdir(path: string): string[];
+  /** undefined when the path does not exist. */
+  stat(path: string): FileStat | undefined;
+  /** fsync of a directory, so that creations and renames in it are durable. */
+  syncDir(path: string): void;
+  utimes(path: string, mtimeMs: number): void;
+}
+
+function toStat(s: fs.Stats): FileStat {
+  return { size: s.size, mtimeMs: s.mtimeMs, isDirectory: s.isDirectory(), isFile: s.isFile() };
+}
+
+/** fd → path, only for error messages. */
+const pathsByFd = new Map<number, string>();
+const pathOf = (fd: number): string => pathsByFd.get(fd) ?? `fd ${fd}`;
+
+export const realIO: FileIO = {
+  open(path, flags) {
+    try {
+      const fd = fs.openSync(path, flags);
+      pathsByFd.set(fd, path);
+      return fd;
+    } catch (e) {
+      throw ioError(e, path, 'open');
+    }
+  },
+  close(fd) {
+    pathsByFd.delete(fd);
+    try {
+      fs.closeSync(fd);
+    } catch (e) {
+      throw ioError(e, pathOf(fd), 'close');
+    }
+  },
+  read(fd, buf, offset, length, position) {
+    try {
+      return fs.readSync(fd, buf, offset, length, position);
+    } catch (e) {
+      throw ioError(e, pathOf(fd), 'read');
+    }
+  },
+  write(fd, buf, offset, length, position) {
+    try {
+      let done = 0;
+      while (done < length) done += fs.writeSync(fd, buf, offset + done, length - done, position + done);
+      return done;
+    } catch (e) {
+      throw ioError(e, pathOf(fd), 'write');
+    }
+  },
+  truncate(fd, length) {
+    try {
+      fs.ftruncateSync(fd, length);
+    } catch (e) {
+      throw ioError(e, pathOf(fd), 'truncate');
+    }
+  },
+  fstat(fd) {
+    try {
+      return toStat(fs.fstatSync(fd));
+    } catch (e) {
+      throw ioError(e, pathOf(fd), 'stat');
+    }
+  },
+  datasync(fd) {
+    try {
+      fs.fdatasyncSync(fd);
+    } catch (e) {
+      throw ioError(e, pathOf(fd), 'fdatasync');
+    }
+  },
+  datasyncAsync(fd) {
+    return new Promise((resolve, reject) => {
+      fs.fdatasync(fd, (err) => (err ? reject(ioError(err, pathOf(fd), 'fdatasync')) : resolve()));
+    });
+  },
+  rename(from, to) {
+    try {
+      fs.renameSync(from, to);
+    } catch (e) {
+      throw ioError(e, from, `rename to ${to}`);
+    }
+  },
+  unlink(path) {
+    try {
+      fs.unlinkSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw ioError(e, path, 'unlink');
+    }
+  },
+  mkdirp(path) {
+    try {
+      fs.mkdirSync(path, { recursive: true });
+    } catch (e) {
+      throw ioError(e, path, 'mkdir');
+    }
+  },
+  readdir(path) {
+    try {
+      return fs.readdirSync(path);
+    } catch (e) {
+      throw ioError(e, path, 'readdir');
+    }
+  },
+  stat(path) {
+    try {
+      return toStat(fs.statSync(path));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      throw ioError(e, path, 'stat');
+    }
+  },
+  syncDir(path) {
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(path, 'r');
+      fs.fsyncSync(fd);
+    } catch (e) {
+      throw ioError(e, path, 'fsync of directory');
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+  },
+  utimes(path, mtimeMs) {
+    try {
+      fs.utimesSync(path, mtimeMs / 1000, mtimeMs / 1000);
+    } catch (e) {
+      throw ioError(e, path, 'utimes');
+    }
+  },
+};

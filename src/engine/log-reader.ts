@@ -1,0 +1,168 @@
+/**
+ * Reading a log: records from an offset or a timestamp, batch metadata, per-segment summaries.
+ * Streams one segment at a time through the bounded EntryScanner buffer; stops at the first torn
+ * or corrupt entry with a warning naming the file and byte position.
+ */
+import { LogtoolError } from './errors.js';
+import type { Log, LogWarning, SegmentInfo } from './log.js';
+import type { LogSegment } from './segment.js';
+import type { LogEntry } from './file-records.js';
+import { decodeEntryRecords } from './format/entry-records.js';
+import { controlTypeOf, isControl, type LogRecord } from './format/record-batch.js';
+
+export interface ReadOptions {
+  /** First offset to return (default: the log start offset). */
+  fromOffset?: number;
+  /** First record with timestamp ≥ this (epoch ms); combined with fromOffset, the later wins. */
+  fromTime?: number;
+  /** Stop after this many records. */
+  maxRecords?: number;
+  /** Include control records (transaction markers), skipped by default. */
+  includeControl?: boolean;
+  /** Max decompressed bytes of one batch. */
+  maxDecompressedBytes?: number;
+}
+
+export interface BatchReadOptions {
+  fromOffset?: number;
+  maxBatches?: number;
+  /** Verify each batch's CRC (reported, not fatal). */
+  verifyCrc?: boolean;
+}
+
+export interface EntryWithSegment {
+  segment: LogSegment;
+  entry: LogEntry;
+}
+
+export class LogReader {
+  private readonly log: Log;
+  private readonly warn: (w: LogWarning) => void;
+
+  constructor(log: Log, warn: (w: LogWarning) => void) {
+    this.log = log;
+    this.warn = warn;
+  }
+
+  /** First offset whose record timestamp is ≥ ts, or undefined if none. */
+  offsetForTimestamp(ts: number): number | undefined {
+    for (const seg of this.log.segments) {
+      // A segment's max timestamp is its time index's last entry (after trim) — or unknown, then scan.
+      const last = seg.timeIndex.lastEntry.timestamp;
+      if (last >= 0 && last < ts && seg !== this.log.activeSegment) continue;
+      const found = seg.findOffsetByTimestamp(ts, this.log.logStartOffset);
+      if (found) return found.offset;
+    }
+    return undefined;
+  }
+
+  private startOffset(options: { fromOffset?: number; fromTime?: number }): number | undefined {
+    let start = options.fromOffset ?? this.log.logStartOffset;
+    if (options.fromOffset !== undefined && options.fromOffset < this.log.logStartOffset) {
+      throw new LogtoolError('out-of-range', `offset ${options.fromOffset} is below the log start offset ${this.log.logStartOffset}`, { file: this.log.dir });
+    }
+    if (options.fromTime !== undefined) {
+      const byTime = this.offsetForTimestamp(options.fromTime);
+      if (byTime === undefined) return undefined;
+      start = Math.max(start, byTime);
+    }
+    return start;
+  }
+
+  /** Entries (batches) from the one holding `start`, across segments. */
+  *entries(start: number, verifyCrc = false): Generator<EntryWithSegment> {
+    const segs = this.log.segments;
+    let idx = 0;
+    for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= start) idx = i;
+    for (let i = idx; i < segs.length; i++) {
+      const seg = segs[i]!;
+      let from = 0;
+      if (i === idx && start > seg.baseOffset) {
+        const t = seg.translateOffset(start);
+        if (!t) continue;
+        from = t.position;
+      }
+      const scanner = seg.scanner({ startPosition: from, verifyCrc });
+      for (const entry of scanner.entries()) yield { segment: seg, entry };
+      if (scanner.end.kind !== 'end') {
+        this.warn({ file: seg.logPath, position: scanner.end.position, message: `${scanner.end.reason}; reading stops at the last valid batch` });
+        return;
+      }
+    }
+  }
+
+  *records(options: ReadOptions = {}): Generator<LogRecord> {
+    const start = this.startOffset(options);
+    if (start === undefined || this.log.segments.length === 0) return;
+    let remaining = options.maxRecords ?? Infinity;
+    if (remaining <= 0) return;
+    for (const { segment, entry } of this.entries(start, true)) {
+      if (entry.lastOffset < start) continue;
+      if (entry.header && isControl(entry.header) && !options.includeControl) continue;
+      const records = decodeEntryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes });
+      for (const r of records) {
+        if (r.offset < start) continue;
+        yield r;
+        if (--remaining <= 0) return;
+      }
+    }
+  }
+
+  *batches(options: BatchReadOptions = {}): Generator<EntryWithSegment & { crcValid: boolean | undefined }> {
+    const start = options.fromOffset ?? this.log.logStartOffset;
+    let remaining = options.maxBatches ?? Infinity;
+    for (const e of this.entries(start, false)) {
+      if (e.entry.lastOffset < start) continue;
+      let crcValid: boolean | undefined;
+      if (options.verifyCrc !== false) crcValid = entryCrcValid(e.entry);
+      yield { ...e, crcValid };
+      if (--remaining <= 0) return;
+    }
+  }
+
+  segmentInfo(seg: LogSegment): SegmentInfo {
+    let firstOffset: number | undefined;
+    let lastOffset: number | undefined;
+    let firstTimestamp: number | undefined;
+    let maxTimestamp: number | undefined;
+    const scanner = seg.scanner({});
+    const it = scanner.entries();
+    const first = it.next();
+    if (!first.done) {
+      firstOffset = first.value.baseOffset;
+      firstTimestamp = first.value.header ? first.value.header.baseTimestamp : first.value.maxTimestamp;
+      maxTimestamp = first.value.maxTimestamp;
+      lastOffset = first.value.lastOffset;
+      it.return(undefined);
+      // Last batch: start from the last index entry, then scan to the end.
+      const floor = seg.offsetIndex.entries > 0 ? seg.offsetIndex.entry(seg.offsetIndex.entries - 1).position : 0;
+      for (const e of seg.scanner({ startPosition: floor <= seg.size ? floor : 0 }).entries()) {
+        lastOffset = e.lastOffset;
+        if (e.maxTimestamp > (maxTimestamp ?? -1)) maxTimestamp = e.maxTimestamp;
+      }
+      const indexed = seg.timeIndex.lastEntry.timestamp;
+      if (indexed > (maxTimestamp ?? -1)) maxTimestamp = indexed;
+    }
+    return {
+      baseOffset: seg.baseOffset,
+      file: seg.logPath,
+      sizeBytes: seg.size,
+      firstOffset,
+      lastOffset,
+      firstTimestamp,
+      maxTimestamp,
+      indexEntries: seg.offsetIndex.entries,
+      timeIndexEntries: seg.timeIndex.entries,
+    };
+  }
+}
+
+import { computeBatchCrc } from './format/record-batch.js';
+import { crc32 } from './format/crc32c.js';
+
+export function entryCrcValid(entry: LogEntry): boolean {
+  if (entry.header) return computeBatchCrc(entry.buf, entry.bufPos, entry.size) === entry.header.crc;
+  return crc32(entry.buf, entry.bufPos + 16, entry.bufPos + entry.size) === entry.buf.readUInt32BE(entry.bufPos + 12);
+}
+
+export { controlTypeOf };

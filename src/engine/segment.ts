@@ -1,0 +1,345 @@
+/**
+ * One segment: a `.log` with its `.index` and `.timeindex` (Kafka's LogSegment). Appends maintain
+ * the sparse indexes by Kafka's rules (kafka-format.md §8); `recover` rebuilds them from the log
+ * the way Kafka's recovery does (§10.3).
+ */
+import path from 'node:path';
+import type { FileIO } from './io.js';
+import { LogtoolError } from './errors.js';
+import { OffsetIndex } from './index/offset-index.js';
+import { TimeIndex } from './index/time-index.js';
+import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
+import { decodeRecords, type LogRecord } from './format/record-batch.js';
+import { decodeEntryRecords } from './format/entry-records.js';
+
+export const LOG_SUFFIX = '.log';
+export const INDEX_SUFFIX = '.index';
+export const TIME_INDEX_SUFFIX = '.timeindex';
+export const TXN_INDEX_SUFFIX = '.txnindex';
+export const SEGMENT_SUFFIXES = [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX] as const;
+
+export function segmentFileName(baseOffset: number, suffix: string): string {
+  return `${String(baseOffset).padStart(20, '0')}${suffix}`;
+}
+
+/** Base offset from a segment file name (digits before the first '.'), or undefined. */
+export function parseBaseOffset(fileName: string): number | undefined {
+  const m = /^(\d{1,20})\./.exec(fileName);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+export interface SegmentOptions {
+  io: FileIO;
+  dir: string;
+  baseOffset: number;
+  indexIntervalBytes: number;
+  maxIndexBytes: number;
+  writable: boolean;
+  /** Create new, empty files (replacing any with the same name). */
+  create?: boolean;
+  /** Suffix appended to every file name (".cleaned" for compaction output). */
+  fileSuffix?: string;
+  maxEntryBytes?: number;
+}
+
+export interface RecoverResult {
+  validBytes: number;
+  truncatedBytes: number;
+  batches: number;
+  end: ScanEnd;
+  nextOffset: number | undefined;
+}
+
+export class LogSegment {
+  readonly baseOffset: number;
+  readonly dir: string;
+  readonly logPath: string;
+  readonly offsetIndex: OffsetIndex;
+  readonly timeIndex: TimeIndex;
+  private readonly io: FileIO;
+  private logFd: number | undefined;
+  private readonly writable: boolean;
+  private readonly indexIntervalBytes: number;
+  readonly maxIndexBytes: number;
+  readonly maxEntryBytes: number | undefined;
+  /** Bytes in the `.log` (committed to the OS). */
+  size: number;
+  private bytesSinceLastIndexEntry = 0;
+  private maxTimestampSoFar: number;
+  private offsetOfMaxTimestampSoFar: number;
+  /** Max timestamp of the first batch (segment.ms roll reference), loaded lazily. */
+  private rollingBasedTimestamp: number | undefined;
+  /** In-memory creation time (Kafka resets it on every load). */
+  readonly createdMs = Date.now();
+  /** Set when the `.log` got bytes since the last flush. */
+  dirty = false;
+
+  constructor(opts: SegmentOptions) {
+    this.io = opts.io;
+    this.baseOffset = opts.baseOffset;
+    this.dir = opts.dir;
+    this.writable = opts.writable;
+    this.indexIntervalBytes = opts.indexIntervalBytes;
+    this.maxIndexBytes = opts.maxIndexBytes;
+    this.maxEntryBytes = opts.maxEntryBytes;
+    const sfx = opts.fileSuffix ?? '';
+    const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + sfx);
+    this.logPath = file(LOG_SUFFIX);
+    if (opts.create) {
+      for (const s of [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]) this.io.unlink(file(s));
+      this.logFd = this.io.open(this.logPath, 'w+');
+    } else {
+      this.logFd = this.io.open(this.logPath, opts.writable ? 'r+' : 'r');
+    }
+    this.size = this.io.fstat(this.logFd).size;
+    const indexOpts = { io: this.io, baseOffset: opts.baseOffset, maxIndexBytes: opts.maxIndexBytes, writable: opts.writable };
+    this.offsetIndex = new OffsetIndex({ ...indexOpts, path: file(INDEX_SUFFIX) });
+    this.timeIndex = new TimeIndex({ ...indexOpts, path: file(TIME_INDEX_SUFFIX) });
+    const last = this.timeIndex.lastEntry;
+    this.maxTimestampSoFar = last.timestamp;
+    this.offsetOfMaxTimestampSoFar = last.offset;
+  }
+
+  get indexPath(): string {
+    return this.offsetIndex.path;
+  }
+  get timeIndexPath(): string {
+    return this.timeIndex.path;
+  }
+  get fd(): number {
+    if (this.logFd === undefined) throw new LogtoolError('closed', 'segment is closed', { file: this.logPath });
+    return this.logFd;
+  }
+
+  get largestTimestamp(): number {
+    return this.maxTimestampSoFar;
+  }
+
+  /** Whether the indexes can take another entry (Kafka rolls when either is full). */
+  get indexesFull(): boolean {
+    return this.offsetIndex.isFull || this.timeIndex.isFull;
+  }
+
+  /** Max timestamp of the first batch, or −1 if empty or without timestamps. */
+  firstBatchMaxTimestamp(): number {
+    if (this.rollingBasedTimestamp === undefined) {
+      const first = this.scanner({}).entries().next();
+      this.rollingBasedTimestamp = first.done ? -1 : first.value.maxTimestamp;
+      if (first.done) this.rollingBasedTimestamp = undefined;
+    }
+    return this.rollingBasedTimestamp ?? -1;
+  }
+
+  /**
+   * Appends whole batches held in buf[start, end) at the end of the `.log`. `batches` describes
+   * each batch (its size, last offset and max timestamp) in order; each gets index entries by
+   * Kafka's interval rule, so that every entry points at a single batch.
+   */
+  append(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): number {
+    if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
+    const position = this.size;
+    const written = this.io.write(this.fd, buf, start, end - start, position);
+    if (this.size === 0 && batches.length > 0) this.rollingBasedTimestamp = batches[0]!.maxTimestamp;
+    let p = position;
+    for (const b of batches) {
+      if (b.lastOffset - this.baseOffset > 0x7fffffff) {
+        throw new LogtoolError('out-of-range', `offset ${b.lastOffset} overflows segment ${this.baseOffset}`, { file: this.logPath });
+      }
+      if (b.maxTimestamp > this.maxTimestampSoFar) {
+        this.maxTimestampSoFar = b.maxTimestamp;
+        this.offsetOfMaxTimestampSoFar = b.lastOffset;
+      }
+      if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
+        this.offsetIndex.append(b.lastOffset, p);
+        this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
+        this.bytesSinceLastIndexEntry = 0;
+      }
+      this.bytesSinceLastIndexEntry += b.size;
+      p += b.size;
+    }
+    this.size = position + written;
+    this.dirty = true;
+    return position;
+  }
+
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean }): EntryScanner {
+    return new EntryScanner({
+      io: this.io,
+      path: this.logPath,
+      fd: this.fd,
+      startPosition: opts.startPosition,
+      endPosition: opts.endPosition ?? this.size,
+      verifyCrc: opts.verifyCrc,
+      segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
+      maxEntryBytes: this.maxEntryBytes,
+    });
+  }
+
+  /**
+   * Position of the first entry whose last offset ≥ target (floor lookup, then scan), or
+   * undefined if no entry in the segment reaches the target.
+   */
+  translateOffset(target: number, startingFilePosition = 0): { position: number; entry: LogEntry } | undefined {
+    const floor = this.offsetIndex.lookup(target);
+    const start = Math.max(floor.position, startingFilePosition);
+    // An index entry past the end of the log (stale index) must not be trusted.
+    const scanner = this.scanner({ startPosition: start <= this.size ? start : 0 });
+    for (const entry of scanner.entries()) {
+      if (entry.lastOffset >= target) return { position: entry.position, entry };
+    }
+    return undefined;
+  }
+
+  /** First record with timestamp ≥ ts and offset ≥ startOffset (Kafka's findOffsetByTimestamp). */
+  findOffsetByTimestamp(ts: number, startOffset = this.baseOffset): LogRecord | undefined {
+    const floor = this.timeIndex.lookup(ts);
+    const pos = this.offsetIndex.lookup(Math.max(floor.offset, startOffset)).position;
+    const scanner = this.scanner({ startPosition: pos <= this.size ? pos : 0 });
+    for (const entry of scanner.entries()) {
+      if (entry.maxTimestamp < ts || entry.lastOffset < startOffset) continue;
+      for (const r of decodeEntryRecords(entry, { file: this.logPath })) {
+        if (r.timestamp >= ts && r.offset >= startOffset) return r;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Validates every entry and rebuilds both indexes exactly as Kafka's LogSegment.recover does;
+   * truncates the `.log` at the first invalid entry.
+   */
+  recover(opts: { truncate?: boolean } = {}): RecoverResult {
+    this.offsetIndex.reset();
+    this.timeIndex.reset();
+    this.offsetIndex.resize(this.maxIndexBytes);
+    this.timeIndex.resize(this.maxIndexBytes);
+    let maxTs = -1;
+    let offsetOfMaxTs = this.baseOffset;
+    let lastIndexedPosition = 0;
+    let batches = 0;
+    let nextOffset: number | undefined;
+    const scanner = this.scanner({ verifyCrc: true, validateOffsets: true });
+    for (const entry of scanner.entries()) {
+      if (entry.maxTimestamp > maxTs) {
+        maxTs = entry.maxTimestamp;
+        offsetOfMaxTs = entry.lastOffset;
+      }
+      if (entry.position - lastIndexedPosition > this.indexIntervalBytes) {
+        this.offsetIndex.append(entry.lastOffset, entry.position);
+        this.timeIndex.maybeAppend(maxTs, offsetOfMaxTs);
+        lastIndexedPosition = entry.position;
+      }
+      batches++;
+      nextOffset = entry.lastOffset + 1;
+    }
+    const validBytes = scanner.end.kind === 'end' ? this.size : scanner.validBytes;
+    const truncatedBytes = this.size - validBytes;
+    if (truncatedBytes > 0 && opts.truncate !== false) {
+      this.io.truncate(this.fd, validBytes);
+      this.size = validBytes;
+    }
+    this.offsetIndex.trimToValidSize();
+    this.timeIndex.maybeAppend(maxTs, offsetOfMaxTs, true);
+    this.timeIndex.trimToValidSize();
+    this.maxTimestampSoFar = maxTs;
+    this.offsetOfMaxTimestampSoFar = offsetOfMaxTs;
+    this.bytesSinceLastIndexEntry = 0;
+    this.rollingBasedTimestamp = undefined;
+    return { validBytes, truncatedBytes, batches, end: scanner.end, nextOffset };
+  }
+
+  /**
+   * Next offset after the last entry: scans from the last index entry (cheap: at most about
+   * index.interval.bytes plus one batch). Also reports how the scan ended, so a torn tail is seen.
+   */
+  readNextOffset(): { nextOffset: number | undefined; end: ScanEnd; validBytes: number } {
+    const last = this.offsetIndex.entries > 0 ? this.offsetIndex.entry(this.offsetIndex.entries - 1) : { offset: this.baseOffset, position: 0 };
+    let start = last.position <= this.size ? last.position : 0;
+    let next: number | undefined;
+    const scan = (from: number) => {
+      const s = this.scanner({ startPosition: from, verifyCrc: true });
+      for (const e of s.entries()) next = e.lastOffset + 1;
+      return s;
+    };
+    let s = scan(start);
+    if (s.end.kind === 'corrupt' && start > 0 && next === undefined) {
+      // The index pointed somewhere that is not a batch boundary: fall back to a full scan.
+      start = 0;
+      s = scan(0);
+    }
+    return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' ? this.size : s.validBytes };
+  }
+
+  /** Kafka's onBecomeInactiveSegment: final time-index entry, indexes and log trimmed. */
+  onBecomeInactive(): void {
+    if (!this.writable) return;
+    if (this.maxTimestampSoFar >= 0) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
+    this.offsetIndex.trimToValidSize();
+    this.timeIndex.trimToValidSize();
+  }
+
+  /** Re-extends the indexes to their max size (for the active segment after load). */
+  resizeIndexes(): void {
+    this.offsetIndex.resize(this.maxIndexBytes);
+    this.timeIndex.resize(this.maxIndexBytes);
+  }
+
+  /** fdatasync of the `.log` only (group commit). */
+  flushLog(): void {
+    if (this.writable && this.logFd !== undefined) this.io.datasync(this.logFd);
+  }
+
+  async flushLogAsync(): Promise<void> {
+    if (this.writable && this.logFd !== undefined) await this.io.datasyncAsync(this.logFd);
+  }
+
+  /** Log, then indexes (Kafka's LogSegment.flush order). */
+  flush(): void {
+    this.flushLog();
+    this.offsetIndex.flush();
+    this.timeIndex.flush();
+    this.dirty = false;
+  }
+
+  /** Truncates the `.log` to `bytes` and drops index entries past it. */
+  truncateToBytes(bytes: number, nextOffset: number): void {
+    this.io.truncate(this.fd, bytes);
+    this.size = bytes;
+    this.offsetIndex.truncateTo(nextOffset);
+    this.timeIndex.truncateTo(nextOffset);
+  }
+
+  close(): void {
+    if (this.logFd === undefined) return;
+    if (this.writable) this.onBecomeInactive();
+    this.offsetIndex.close();
+    this.timeIndex.close();
+    this.io.close(this.logFd);
+    this.logFd = undefined;
+  }
+
+  /** Closes without trimming (a crash-like close, or a read-only segment). */
+  closeQuietly(): void {
+    if (this.logFd === undefined) return;
+    this.offsetIndex.close();
+    this.timeIndex.close();
+    this.io.close(this.logFd);
+    this.logFd = undefined;
+  }
+
+  /** All file paths of this segment that exist. */
+  files(): string[] {
+    const base = path.join(this.dir, segmentFileName(this.baseOffset, ''));
+    return SEGMENT_SUFFIXES.map((s) => base + s).filter((p) => this.io.stat(p) !== undefined);
+  }
+}
+
+export interface AppendedBatchInfo {
+  size: number;
+  lastOffset: number;
+  maxTimestamp: number;
+}
+
+export { decodeRecords };

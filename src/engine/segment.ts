@@ -58,7 +58,7 @@ export class LogSegment {
   readonly logPath: string;
   readonly offsetIndex: OffsetIndex;
   readonly timeIndex: TimeIndex;
-  private readonly io: FileIO;
+  readonly io: FileIO;
   private logFd: number | undefined;
   private readonly writable: boolean;
   private readonly indexIntervalBytes: number;

@@ -1,0 +1,218 @@
+/**
+ * `logtool append <dir>`: one record from flags, or NDJSON / raw lines from stdin or --input,
+ * appended as they arrive in batches of at most --batch-records. With --json, one line per batch
+ * once it is acknowledged under the flush mode.
+ */
+import fs from 'node:fs';
+import { Command, Option } from 'commander';
+import type { Log } from '../engine/log.js';
+import { LogtoolError } from '../engine/errors.js';
+import { parseCompression, compressionNames } from '../engine/format/compression.js';
+import type { RecordHeader, RecordInput } from '../engine/format/record-batch.js';
+import { Output } from '../render/output.js';
+import {
+  addFlushOptions,
+  addTopicConfigOptions,
+  configFromOptions,
+  flushConfigFromOptions,
+  jsonToBytes,
+  openLog,
+  parseEncoding,
+  parseInteger,
+  parseTime,
+  type Encoding,
+} from './shared.js';
+
+/** Per-record overhead bound used to keep a batch under max.message.bytes. */
+const RECORD_OVERHEAD_BOUND_BYTES = 21 + 10;
+const BATCH_OVERHEAD_BYTES = 61;
+/** Largest input line accepted (a line is one record). */
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+interface AppendOpts {
+  key?: string;
+  value?: string;
+  header: string[];
+  timestamp?: number;
+  input?: string;
+  lines?: boolean;
+  encoding: string;
+  batchRecords: number;
+  json?: boolean;
+  compression?: string;
+  ackBeforeSync?: boolean;
+  [k: string]: unknown;
+}
+
+export function appendCommand(): Command {
+  const cmd = new Command('append')
+    .description('append records to a partition directory (created if missing)')
+    .argument('<dir>', 'partition directory, named <topic>-<partition>')
+    .option('-k, --key <key>', 'record key (omit for a null key)')
+    .option('-v, --value <value>', 'record value')
+    .option('-H, --header <k=v>', 'record header, repeatable', (v: string, acc: string[]) => acc.concat(v), [] as string[])
+    .option('--timestamp <time>', 'record timestamp: epoch ms or ISO-8601 (default now)', parseTime('--timestamp'))
+    .option('-i, --input <file>', 'read NDJSON records (the shape `read --json` prints) from a file instead of stdin')
+    .option('--lines', 'take each raw input line as a value (null key)')
+    .option('--encoding <enc>', 'how keys, values and header values are encoded in the input: utf8, base64, hex', 'utf8')
+    .option('--batch-records <n>', 'at most this many records per batch', parseInteger('--batch-records', 1), 1000)
+    .addOption(new Option('--compression <codec>', 'batch compression').choices([...compressionNames]))
+    .option('--json', 'print {"baseOffset","lastOffset","count"} per batch once it is acknowledged');
+  addFlushOptions(cmd);
+  addTopicConfigOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+Examples:
+  logtool append logdata/demo-0 --key user1 --value hello --header source=cli
+  printf 'a\\nb\\nc\\n' | logtool append logdata/demo-0 --lines --json
+  logtool read logdata/demo-0 --json | logtool append logdata/copy-0
+  logtool append logdata/demo-0 --input records.ndjson --flush async --segment-bytes 1048576`,
+  );
+  cmd.action(async (dir: string, opts: AppendOpts) => {
+    const encoding = parseEncoding(opts.encoding);
+    const out = new Output();
+    const compression = opts.compression ? parseCompression(opts.compression) : undefined;
+    const single = opts.value !== undefined || opts.key !== undefined || opts.header.length > 0;
+    if (single && (opts.input || opts.lines)) throw new LogtoolError('usage', '--value/--key/--header append one record; do not combine them with --input or --lines');
+    if (!single && !opts.input && process.stdin.isTTY) {
+      throw new LogtoolError('usage', 'nothing to append: give --value, or pipe NDJSON or --lines into stdin, or use --input FILE');
+    }
+    const log = openLog(dir, { config: { ...configFromOptions(opts), ...flushConfigFromOptions(opts) } });
+    let failed: LogtoolError | undefined;
+    try {
+      const appender = new BatchAppender(log, out, { json: Boolean(opts.json), compression, ackBeforeSync: opts.ackBeforeSync, batchRecords: opts.batchRecords });
+      if (single) {
+        if (opts.value === undefined) throw new LogtoolError('usage', '--value is required (use --value "" for an empty value)');
+        await appender.add({
+          key: opts.key === undefined ? null : decodeArg(opts.key, encoding, '--key'),
+          value: decodeArg(opts.value, encoding, '--value'),
+          headers: opts.header.map((h) => parseHeaderArg(h, encoding)),
+          timestamp: opts.timestamp,
+        });
+      } else {
+        const stream = opts.input ? fs.createReadStream(opts.input) : process.stdin;
+        const source = opts.input ?? 'stdin';
+        stream.on('error', () => undefined); // surfaced by the iterator below
+        await readLines(stream, source, async (line, lineNo) => {
+          if (opts.lines) return appender.add({ key: null, value: Buffer.from(line, 'utf8'), timestamp: opts.timestamp });
+          if (line.trim() === '') return;
+          return appender.add(parseNdjson(line, encoding, `${source} line ${lineNo}`));
+        }, () => appender.flush());
+      }
+      await appender.flush();
+      failed = appender.failure;
+    } finally {
+      await log.close();
+      await out.flush();
+    }
+    if (failed) throw failed;
+  });
+  return cmd;
+}
+
+function decodeArg(text: string, enc: Encoding, name: string): Buffer {
+  return jsonToBytes(text, enc, name) as Buffer;
+}
+
+function parseHeaderArg(text: string, enc: Encoding): RecordHeader {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new LogtoolError('usage', `--header must be key=value, not "${text}"`);
+  return { key: text.slice(0, eq), value: decodeArg(text.slice(eq + 1), enc, '--header value') };
+}
+
+export function parseNdjson(line: string, enc: Encoding, where: string): RecordInput {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch (e) {
+    throw new LogtoolError('usage', `${where}: not valid JSON (${(e as Error).message})`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new LogtoolError('usage', `${where}: expected a JSON object with "value"`);
+  const o = v as Record<string, unknown>;
+  if (!('value' in o)) throw new LogtoolError('usage', `${where}: missing "value" (use null for a tombstone)`);
+  let timestamp: number | undefined;
+  if (o.timestamp !== undefined && o.timestamp !== null) {
+    if (typeof o.timestamp !== 'number' || !Number.isSafeInteger(o.timestamp)) throw new LogtoolError('usage', `${where}: "timestamp" must be epoch milliseconds`);
+    timestamp = o.timestamp;
+  }
+  let headers: RecordHeader[] = [];
+  if (o.headers !== undefined && o.headers !== null) {
+    if (!Array.isArray(o.headers)) throw new LogtoolError('usage', `${where}: "headers" must be an array of {"key","value"}`);
+    headers = o.headers.map((h: unknown, i: number) => {
+      const hh = h as Record<string, unknown>;
+      if (typeof hh !== 'object' || hh === null || typeof hh.key !== 'string') throw new LogtoolError('usage', `${where}: header ${i} needs a string "key"`);
+      return { key: hh.key, value: jsonToBytes(hh.value, enc, `${where} header ${i}`) };
+    });
+  }
+  return { key: jsonToBytes(o.key, enc, `${where} key`), value: jsonToBytes(o.value, enc, `${where} value`), headers, timestamp };
+}
+
+/**
+ * Splits a byte stream into lines and hands them on as they arrive; `onPause` runs whenever the
+ * current chunk is used up, so a slow producer's records are appended without waiting for more.
+ */
+export async function readLines(
+  stream: NodeJS.ReadableStream,
+  source: string,
+  onLine: (line: string, lineNo: number) => Promise<void> | void,
+  onPause: () => Promise<void>,
+): Promise<void> {
+  let carry = '';
+  let lineNo = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+      const text = carry + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      const parts = text.split('\n');
+      carry = parts.pop() ?? '';
+      if (carry.length > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
+      for (const p of parts) await onLine(p.endsWith('\r') ? p.slice(0, -1) : p, ++lineNo);
+      await onPause();
+    }
+  } catch (e) {
+    if (e instanceof LogtoolError) throw e;
+    throw new LogtoolError('io', `cannot read input: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: source });
+  }
+  if (carry.length > 0) await onLine(carry.endsWith('\r') ? carry.slice(0, -1) : carry, ++lineNo);
+}
+
+/** Collects records into batches bounded by count and max.message.bytes. */
+class BatchAppender {
+  private pending: RecordInput[] = [];
+  private pendingBytes = 0;
+  failure: LogtoolError | undefined;
+  private readonly maxBatchBytes: number;
+
+  constructor(
+    private readonly log: Log,
+    private readonly out: Output,
+    private readonly opts: { json: boolean; compression?: number; ackBeforeSync?: boolean; batchRecords: number },
+  ) {
+    this.maxBatchBytes = log.config.maxMessageBytes;
+  }
+
+  async add(r: RecordInput): Promise<void> {
+    const size = (r.key?.length ?? 0) + (r.value?.length ?? 0) + (r.headers ?? []).reduce((n, h) => n + Buffer.byteLength(h.key) + (h.value?.length ?? 0) + 10, 0) + RECORD_OVERHEAD_BOUND_BYTES;
+    if (size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) {
+      throw new LogtoolError('too-large', `a record of about ${size} bytes does not fit max.message.bytes (${this.maxBatchBytes}); raise --max-message-bytes`);
+    }
+    if (this.pendingBytes + size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) await this.flush();
+    this.pending.push(r);
+    this.pendingBytes += size;
+    if (this.pending.length >= this.opts.batchRecords) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const records = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    const res = await this.log.append(records, { compression: this.opts.compression, ackBeforeSync: this.opts.ackBeforeSync });
+    if (res.status === 'timed-out') {
+      this.failure ??= new LogtoolError('io', `batch ${res.baseOffset}..${res.lastOffset} was not confirmed durable within sync.timeout.ms; it may or may not be on disk`, { file: this.log.dir });
+      return;
+    }
+    if (this.opts.json) await this.out.json({ baseOffset: res.baseOffset, lastOffset: res.lastOffset, count: res.count });
+    await this.out.flush();
+  }
+}

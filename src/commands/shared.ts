@@ -1,0 +1,172 @@
+/**
+ * What every subcommand shares: topic-config flags (Kafka's names in kebab-case), number and time
+ * parsing, byte encodings, and opening a log with warnings sent to stderr.
+ */
+import { isUtf8 } from 'node:buffer';
+import { Option, type Command } from 'commander';
+import { Log, type LogOptions } from '../engine/log.js';
+import { LogtoolError } from '../engine/errors.js';
+import { defaultLogConfig, propertyNames, type LogConfig } from '../engine/config.js';
+import { warn } from '../render/output.js';
+
+/** Topic configs every writing command accepts; remembered in logtool.properties. */
+export const TOPIC_CONFIG_KEYS = [
+  'segmentBytes',
+  'segmentMs',
+  'segmentIndexBytes',
+  'indexIntervalBytes',
+  'maxMessageBytes',
+  'retentionMs',
+  'retentionBytes',
+  'cleanupPolicy',
+  'deleteRetentionMs',
+  'minCompactionLagMs',
+  'fileDeleteDelayMs',
+] as const satisfies readonly (keyof LogConfig)[];
+
+/** Flush knobs: per invocation, never remembered. */
+export const FLUSH_CONFIG_KEYS = [
+  'flushMode',
+  'maxWaitMs',
+  'maxGroupBytes',
+  'maxGroupRecords',
+  'syncTimeoutMs',
+  'flushMs',
+  'flushMessages',
+  'flushBytes',
+  'commitIntervalMs',
+  'commitBytes',
+] as const satisfies readonly (keyof LogConfig)[];
+
+export const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+export function parseInteger(name: string, min = -Infinity) {
+  return (text: string): number => {
+    if (!/^-?\d+$/.test(text.trim())) throw new LogtoolError('usage', `${name} must be an integer, not "${text}"`);
+    const n = Number(text);
+    if (!Number.isSafeInteger(n)) throw new LogtoolError('usage', `${name} is out of range: ${text}`);
+    if (n < min) throw new LogtoolError('usage', `${name} must be at least ${min}, not ${n}`);
+    return n;
+  };
+}
+
+/** Epoch milliseconds or an ISO-8601 date/time. */
+export function parseTime(name: string) {
+  return (text: string): number => {
+    if (/^-?\d+$/.test(text.trim())) return Number(text);
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) throw new LogtoolError('usage', `${name} must be epoch milliseconds or an ISO-8601 time, not "${text}"`);
+    return ms;
+  };
+}
+
+export function addTopicConfigOptions(cmd: Command): Command {
+  for (const key of TOPIC_CONFIG_KEYS) {
+    const name = propertyNames[key];
+    const def = defaultLogConfig[key];
+    const opt = new Option(`--${kebab(key)} <value>`, `${name} (default ${def}; remembered for later commands)`);
+    if (key !== 'cleanupPolicy') opt.argParser(parseInteger(`--${kebab(key)}`));
+    cmd.addOption(opt);
+  }
+  return cmd;
+}
+
+export function addFlushOptions(cmd: Command): Command {
+  cmd.addOption(new Option('--flush <mode>', 'flush mode: sync (ack after fdatasync), async (ack after write), buffered (ack when buffered)').choices(['sync', 'async', 'buffered']));
+  cmd.addOption(new Option('--max-wait-ms <ms>', 'sync: a group commit closes after its oldest append waited this long').argParser(parseInteger('--max-wait-ms', 0)));
+  cmd.addOption(new Option('--max-group-bytes <n>', 'sync: a group commit closes at this many bytes').argParser(parseInteger('--max-group-bytes', 1)));
+  cmd.addOption(new Option('--max-group-records <n>', 'sync: a group commit closes at this many records').argParser(parseInteger('--max-group-records', 1)));
+  cmd.addOption(new Option('--sync-timeout-ms <ms>', 'sync: report an append as timed out after this long').argParser(parseInteger('--sync-timeout-ms', 1)));
+  cmd.addOption(new Option('--ack-before-sync', 'sync: acknowledge after write; the data still rides the next group fsync'));
+  cmd.addOption(new Option('--flush-ms <ms>', 'async/buffered: flush at least this often').argParser(parseInteger('--flush-ms', 1)));
+  cmd.addOption(new Option('--flush-messages <n>', 'async/buffered: flush when this many records are unflushed').argParser(parseInteger('--flush-messages', 1)));
+  cmd.addOption(new Option('--flush-bytes <n>', 'async/buffered: flush when this many bytes are unflushed').argParser(parseInteger('--flush-bytes', 1)));
+  cmd.addOption(new Option('--commit-interval-ms <ms>', 'buffered: commit the write buffer this often').argParser(parseInteger('--commit-interval-ms', 1)));
+  cmd.addOption(new Option('--commit-bytes <n>', 'buffered: commit when the write buffer holds this many bytes').argParser(parseInteger('--commit-bytes', 1)));
+  return cmd;
+}
+
+/** Collects the config layers a command was given. */
+export function configFromOptions(opts: Record<string, unknown>): Partial<LogConfig> {
+  const out: Partial<LogConfig> = {};
+  for (const key of TOPIC_CONFIG_KEYS) if (opts[key] !== undefined) (out as Record<string, unknown>)[key] = opts[key];
+  return out;
+}
+
+export function flushConfigFromOptions(opts: Record<string, unknown>): Partial<LogConfig> {
+  const out: Partial<LogConfig> = {};
+  if (opts.flush !== undefined) out.flushMode = opts.flush as LogConfig['flushMode'];
+  for (const key of FLUSH_CONFIG_KEYS) if (key !== 'flushMode' && opts[key] !== undefined) (out as Record<string, unknown>)[key] = opts[key];
+  return out;
+}
+
+export interface WarningCounter {
+  count: number;
+}
+
+/** Opens a log, sending warnings to stderr; counts them so the command can exit 3. */
+export function openLog(dir: string, options: LogOptions, counter?: WarningCounter): Log {
+  const seen = new Set<string>();
+  return Log.open(dir, {
+    ...options,
+    onWarning: (w) => {
+      // The loader and the reader may both meet the same torn tail: say it once.
+      const key = `${w.file}:${w.position ?? ''}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      if (counter) counter.count++;
+      warn(`${w.file}${w.position !== undefined ? ` at byte ${w.position}` : ''}: ${w.message}`);
+    },
+  });
+}
+
+export type Encoding = 'utf8' | 'base64' | 'hex';
+
+export function parseEncoding(text: string): Encoding {
+  if (text === 'utf8' || text === 'utf-8') return 'utf8';
+  if (text === 'base64' || text === 'hex') return text;
+  throw new LogtoolError('usage', `--encoding must be utf8, base64 or hex, not "${text}"`);
+}
+
+/**
+ * Bytes as JSON: a string in the chosen encoding. Under utf8, bytes that are not valid UTF-8 are
+ * never altered: they are written as {"base64": "…"}, which `append` reads back to the same bytes.
+ */
+export function bytesToJson(buf: Buffer | null, enc: Encoding, stats?: { nonUtf8: number }): string | null | { base64: string } {
+  if (buf === null) return null;
+  if (enc === 'utf8') {
+    if (isUtf8(buf)) return buf.toString('utf8');
+    if (stats) stats.nonUtf8++;
+    return { base64: buf.toString('base64') };
+  }
+  return buf.toString(enc);
+}
+
+/** Bytes for a human: UTF-8 text, with bytes that are not valid UTF-8 shown as \xNN escapes. */
+export function bytesToText(buf: Buffer | null, enc: Encoding, stats?: { nonUtf8: number }): string {
+  if (buf === null) return 'null';
+  if (enc !== 'utf8') return buf.toString(enc);
+  if (isUtf8(buf)) return buf.toString('utf8');
+  if (stats) stats.nonUtf8++;
+  let s = '';
+  for (const b of buf) s += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+  return s;
+}
+
+/** Parses a JSON key/value back into bytes (a string in `enc`, or {base64|hex|utf8: string}). */
+export function jsonToBytes(v: unknown, enc: Encoding, where: string): Buffer | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') {
+    if (enc !== 'utf8' && !(enc === 'hex' ? /^([0-9a-fA-F]{2})*$/ : /^[A-Za-z0-9+/_-]*={0,2}$/).test(v)) {
+      throw new LogtoolError('usage', `${where}: "${v.slice(0, 40)}" is not valid ${enc}`);
+    }
+    return Buffer.from(v, enc);
+  }
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    for (const e of ['base64', 'hex', 'utf8'] as const) if (typeof o[e] === 'string') return Buffer.from(o[e] as string, e);
+  }
+  throw new LogtoolError('usage', `${where}: expected a string, null, or {"base64": …}`);
+}
+
+export { propertyNames };

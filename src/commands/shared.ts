@@ -6,23 +6,11 @@ import { isUtf8 } from 'node:buffer';
 import { Option, type Command } from 'commander';
 import { Log, type LogOptions } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
-import { defaultLogConfig, propertyNames, type LogConfig } from '../engine/config.js';
+import { defaultLogConfig, propertyNames, rememberedConfigKeys, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';
 
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
-export const TOPIC_CONFIG_KEYS = [
-  'segmentBytes',
-  'segmentMs',
-  'segmentIndexBytes',
-  'indexIntervalBytes',
-  'maxMessageBytes',
-  'retentionMs',
-  'retentionBytes',
-  'cleanupPolicy',
-  'deleteRetentionMs',
-  'minCompactionLagMs',
-  'fileDeleteDelayMs',
-] as const satisfies readonly (keyof LogConfig)[];
+export const TOPIC_CONFIG_KEYS = rememberedConfigKeys;
 
 /** Flush knobs: per invocation, never remembered. */
 export const FLUSH_CONFIG_KEYS = [

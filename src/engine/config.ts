@@ -128,6 +128,25 @@ const minimums: Partial<Record<keyof LogConfig, number>> = {
   maxReadEntryBytes: 61,
 };
 
+/**
+ * Kafka topic configs: remembered in logtool.properties when a writing command is given them.
+ * Flush knobs are per invocation and never remembered, so one `--flush async` cannot silently
+ * weaken later appends.
+ */
+export const rememberedConfigKeys: readonly (keyof LogConfig)[] = [
+  'segmentBytes',
+  'segmentMs',
+  'segmentIndexBytes',
+  'indexIntervalBytes',
+  'maxMessageBytes',
+  'retentionMs',
+  'retentionBytes',
+  'cleanupPolicy',
+  'deleteRetentionMs',
+  'minCompactionLagMs',
+  'fileDeleteDelayMs',
+];
+
 export function propertyToKey(name: string): keyof LogConfig | undefined {
   for (const [k, v] of Object.entries(propertyNames)) if (v === name) return k as keyof LogConfig;
   return undefined;

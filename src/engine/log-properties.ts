@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { FileIO } from './io.js';
 import { LogtoolError } from './errors.js';
 import { parseProperties, formatProperties, readSmallFile, writeFileAtomic } from './checkpoint.js';
-import { parsePropertyValue, propertyNames, propertyToKey, validateConfig, type LogConfig } from './config.js';
+import { parsePropertyValue, propertyNames, propertyToKey, rememberedConfigKeys, validateConfig, type LogConfig } from './config.js';
 
 export const PROPERTIES_FILE = 'logtool.properties';
 
@@ -37,7 +37,7 @@ export function rememberConfig(io: FileIO, dir: string, previous: Partial<LogCon
   const merged: Partial<LogConfig> = { ...previous };
   let changed = false;
   for (const [k, v] of Object.entries(given) as [keyof LogConfig, unknown][]) {
-    if (v === undefined) continue;
+    if (v === undefined || !rememberedConfigKeys.includes(k)) continue;
     if ((merged as Record<string, unknown>)[k] !== v) changed = true;
     (merged as Record<string, unknown>)[k] = v;
   }

@@ -11,6 +11,7 @@ import { appendCommand } from './commands/append.js';
 import { readCommand } from './commands/read.js';
 import { dumpIndexCommand } from './commands/dump-index.js';
 import { segmentsCommand } from './commands/segments.js';
+import { dumpLogCommand } from './commands/dump-log.js';
 import { extraCommands } from './commands/registry.js';
 
 const debug = process.argv.includes('--debug');
@@ -42,7 +43,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  const commands = [appendCommand(), readCommand(), dumpIndexCommand(), segmentsCommand(), ...extraCommands()];
+  const commands = [appendCommand(), readCommand(), dumpIndexCommand(), segmentsCommand(), dumpLogCommand(), ...extraCommands()];
   for (const cmd of commands) {
     cmd.exitOverride();
     cmd.option('--debug', 'print stack traces of errors');

@@ -1,6 +1,7 @@
 /**
  * logtool's public engine API. See README.md ("Library") for a tour.
  */
+import './format/codecs/index.js';
 export { Log, type LogOptions, type AppendOptions, type AppendResult, type LogPosition, type SegmentInfo, type LogWarning } from './log.js';
 export { LogReader, type ReadOptions, type BatchReadOptions } from './log-reader.js';
 export { defaultLogConfig, type LogConfig, type FlushMode } from './config.js';

@@ -2,6 +2,7 @@
  * Records of any log entry, whatever its format: v2 batches here, legacy v0/v1 message sets
  * through legacy.ts. Readers call this, never a format-specific decoder.
  */
+import './codecs/index.js';
 import type { LogEntry } from '../file-records.js';
 import { decodeRecords, type DecodeOptions, type LogRecord } from './record-batch.js';
 import { decodeLegacyEntry } from './legacy.js';

@@ -1,0 +1,34 @@
+/**
+ * gzip (codec 1): RFC 1952 through node:zlib, as Kafka's Java client writes it with
+ * GZIPOutputStream at the default level. Reading accepts concatenated members, as Java's
+ * GZIPInputStream does (node's gunzip continues into a following member too).
+ */
+import { constants as bufferConstants } from 'node:buffer';
+import { constants, gunzipSync, gzipSync } from 'node:zlib';
+import type { Codec } from '../compression.js';
+import { checkLimit, codecError, limitError, wrapNative } from './codec-error.js';
+
+const NAME = 'gzip';
+
+export function gzipCompress(data: Buffer): Buffer {
+  return gzipSync(data, { level: constants.Z_DEFAULT_COMPRESSION });
+}
+
+export function gzipDecompress(data: Buffer, maxOutputBytes: number): Buffer {
+  checkLimit(maxOutputBytes);
+  if (data.length === 0) throw codecError(NAME, 'empty payload (no gzip header)');
+  let out: Buffer;
+  try {
+    // zlib stops as soon as its output passes maxOutputLength, so a bomb never gets inflated
+    // past the limit. Node wants it in [1, buffer.constants.MAX_LENGTH]; the exact limit is
+    // checked below.
+    out = gunzipSync(data, { maxOutputLength: Math.min(Math.max(1, maxOutputBytes), bufferConstants.MAX_LENGTH) });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw limitError(NAME, maxOutputBytes, 'stream inflates');
+    throw wrapNative(NAME, 'cannot inflate', e);
+  }
+  if (out.length > maxOutputBytes) throw limitError(NAME, maxOutputBytes, `stream inflates to ${out.length} bytes`);
+  return out;
+}
+
+export const gzipCodec: Codec = { compress: gzipCompress, decompress: gzipDecompress };

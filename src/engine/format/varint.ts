@@ -32,20 +32,25 @@ export function readVarint(buf: Buffer, cur: VarintCursor, end: number): number 
 
 export function readVarlong(buf: Buffer, cur: VarintCursor, end: number): number {
   let pos = cur.pos;
-  // Fast path: fits in 28 bits.
-  let raw = 0;
-  let mul = 1;
-  for (let i = 0; ; i++) {
-    if (pos >= end) throw new CorruptDataError('varlong runs past the end of the data', pos);
-    if (i === 10) throw new CorruptDataError('varlong longer than 10 bytes', pos);
-    const b = buf[pos++]!;
-    raw += (b & 0x7f) * mul;
-    if (!(b & 0x80)) break;
-    mul *= 128;
+  // Zig-zag puts the sign in bit 0 of the first byte; accumulate the remaining bits (the
+  // magnitude) separately so that the sign survives values beyond 2^53, where doubles lose
+  // the low bit.
+  if (pos >= end) throw new CorruptDataError('varlong runs past the end of the data', pos);
+  const b0 = buf[pos++]!;
+  let half = (b0 & 0x7f) >>> 1;
+  if (b0 & 0x80) {
+    let mul = 64;
+    for (let i = 1; ; i++) {
+      if (pos >= end) throw new CorruptDataError('varlong runs past the end of the data', pos);
+      if (i === 10) throw new CorruptDataError('varlong longer than 10 bytes', pos);
+      const b = buf[pos++]!;
+      half += (b & 0x7f) * mul;
+      if (!(b & 0x80)) break;
+      mul *= 128;
+    }
   }
   cur.pos = pos;
-  // zig-zag decode without 32-bit ops: odd → negative.
-  return raw % 2 === 1 ? -(raw + 1) / 2 : raw / 2;
+  return b0 & 1 ? -half - 1 : half;
 }
 
 /** Bytes needed to encode n (int32) as a zig-zag varint. */
@@ -63,11 +68,17 @@ function zigzagLong(n: number): number {
   return n >= 0 ? n * 2 : -n * 2 - 1;
 }
 
+/** Zig-zag of n split as (magnitude, sign bit) so that no intermediate exceeds |n|: zz = 2·h + sign. */
+function zigzagHalf(n: number): number {
+  return n >= 0 ? n : -n - 1;
+}
+
 export function sizeOfVarlong(n: number): number {
-  let v = zigzagLong(n);
+  // zz has 1 + bits(h) bits; the first byte holds the sign bit and 6 bits of h, later bytes 7.
+  let h = Math.floor(zigzagHalf(n) / 64);
   let size = 1;
-  while (v >= 128) {
-    v = Math.floor(v / 128);
+  while (h > 0) {
+    h = Math.floor(h / 128);
     size++;
   }
   return size;
@@ -85,7 +96,7 @@ export function writeVarint(buf: Buffer, pos: number, n: number): number {
 }
 
 export function writeVarlong(buf: Buffer, pos: number, n: number): number {
-  let v = zigzagLong(n);
+  const v = zigzagLong(n);
   if (v < 0x80000000) {
     let u = v >>> 0;
     while (u >= 0x80) {
@@ -95,10 +106,16 @@ export function writeVarlong(buf: Buffer, pos: number, n: number): number {
     buf[pos++] = u;
     return pos;
   }
-  while (v >= 128) {
-    buf[pos++] = (v % 128) | 0x80;
-    v = Math.floor(v / 128);
+  // Large values: 2·|n| may not be exact in a double, so emit the sign bit and the magnitude
+  // separately (first byte: 6 bits of the magnitude above the sign bit).
+  let h = zigzagHalf(n);
+  const first = ((h % 64) * 2) | (n < 0 ? 1 : 0);
+  h = Math.floor(h / 64);
+  buf[pos++] = first | 0x80; // v ≥ 2^31, so more bytes always follow
+  while (h >= 128) {
+    buf[pos++] = (h % 128) | 0x80;
+    h = Math.floor(h / 128);
   }
-  buf[pos++] = v;
+  buf[pos++] = h;
   return pos;
 }

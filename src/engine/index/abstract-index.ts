@@ -54,7 +54,10 @@ export abstract class AbstractIndex {
     this.fileLength = this.io.fstat(this.fd).size;
     if (!exists || this.fileLength === 0) {
       this.entries = 0;
-      if (this.writable) this.resize(maxIndexBytes);
+      // Only a newly created file is preallocated (Kafka's AbstractIndex). An existing empty
+      // file is the trimmed index of a sealed segment and must stay empty; the active segment
+      // is re-extended explicitly (LogSegment.resizeIndexes / recover).
+      if (this.writable && !exists) this.resize(maxIndexBytes);
       return;
     }
     this.maxEntries = Math.floor(this.fileLength / entrySize);

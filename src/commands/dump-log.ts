@@ -4,17 +4,17 @@
  * with --deep-iteration, key/payload with --print-data-log, index dumps with Kafka's checks, and
  * Kafka's stderr reports (mismatches, non-consecutive offsets, trailing bytes).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
-import { EntryScanner, type LogEntry } from '../engine/file-records.js';
+import { describeScanEnd, EntryScanner, type LogEntry } from '../engine/file-records.js';
 import { decodeEntryRecords } from '../engine/format/entry-records.js';
+import { decodeLegacyEntryWithMetadata, type LegacyRecordWithMetadata } from '../engine/format/legacy.js';
 import { compressionName } from '../engine/format/compression.js';
-import { hasDeleteHorizon, isControl, isTransactional, type LogRecord } from '../engine/format/record-batch.js';
+import { hasDeleteHorizon, HEADER_PROBE_BYTES, isControl, isTransactional, LOG_OVERHEAD, MIN_ENTRY_SIZE, readInt64, type LogRecord } from '../engine/format/record-batch.js';
 import { entryCrcValid } from '../engine/log-reader.js';
-import { OffsetIndex } from '../engine/index/offset-index.js';
-import { TimeIndex } from '../engine/index/time-index.js';
 import { LogSegment, parseBaseOffset } from '../engine/segment.js';
 import { Output } from '../render/output.js';
 import { parseInteger } from './shared.js';
@@ -74,18 +74,27 @@ function controlSuffix(r: LogRecord): string {
   return ` controlType: ${names[type] ?? 'UNKNOWN'}(${type})`;
 }
 
-function recordLine(e: LogEntry, r: LogRecord, opts: DumpLogOpts): string {
+/**
+ * Records of an entry as Kafka's deep iteration yields them: legacy records carry their own CRC
+ * and validity (for a compressed wrapper, each inner message's own), v2 records do not.
+ */
+function entryRecords(e: LogEntry, file: string): (LogRecord | LegacyRecordWithMetadata)[] {
+  if (e.header) return decodeEntryRecords(e, { file });
+  return decodeLegacyEntryWithMetadata(e.buf, e.bufPos, e.size, { file, filePosition: e.position });
+}
+
+function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: DumpLogOpts): string {
   let line = '';
   if (!opts.skipRecordMetadata) {
+    // Kafka prints the shallow batch's timestamp type (batch.timestampType()) on every record line.
     line += `| offset: ${r.offset} ${timestampTypeName(e)}: ${r.timestamp} keySize: ${r.key ? r.key.length : -1} valueSize: ${r.value ? r.value.length : -1}`;
     const h = e.header;
     if (h) {
       const seq = h.baseSequence === -1 ? -1 : incrementSequence(h.baseSequence, r.offset - h.baseOffset);
       line += ` sequence: ${seq} headerKeys: [${r.headers.map((x) => x.key).join(',')}]`;
       if (isControl(h)) line += controlSuffix(r);
-    } else {
-      const legacy = (r as LogRecord & { legacyCrc?: number; legacyValid?: boolean });
-      line += ` isValid: ${legacy.legacyValid ?? entryCrcValid(e)} crc: ${legacy.legacyCrc ?? e.buf.readUInt32BE(e.bufPos + 12)}`;
+    } else if ('crcValid' in r) {
+      line += ` isValid: ${r.crcValid} crc: ${r.crc}`;
     }
   }
   if (opts.printDataLog && !(e.header && isControl(e.header))) {
@@ -99,7 +108,7 @@ function recordLine(e: LogEntry, r: LogRecord, opts: DumpLogOpts): string {
   return line;
 }
 
-async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: Map<string, [number, number][]>): Promise<boolean> {
+async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: Map<string, Map<number, number>>): Promise<boolean> {
   const base = parseBaseOffset(path.basename(file));
   await out.line(`Log starting offset: ${base ?? 0}`);
   const size = realIO.stat(file)?.size ?? 0;
@@ -114,9 +123,9 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
     await out.line(batchLine(e, validBytes));
     if (!entryCrcValid(e)) problems = true;
     if (deep) {
-      let records: LogRecord[];
+      let records: (LogRecord | LegacyRecordWithMetadata)[];
       try {
-        records = decodeEntryRecords(e, { file });
+        records = entryRecords(e, file);
       } catch (err) {
         problems = true;
         process.stderr.write(`${err instanceof LogtoolError ? err.describe() : (err as Error).message}\n`);
@@ -125,15 +134,26 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
       }
       for (const r of records) {
         if (r.offset !== lastOffset + 1) {
-          const list = nonConsecutive.get(path.resolve(file)) ?? [];
-          list.push([lastOffset, r.offset]);
-          nonConsecutive.set(path.resolve(file), list);
+          const pairs = nonConsecutive.get(path.resolve(file)) ?? new Map<number, number>();
+          pairs.set(lastOffset, r.offset);
+          nonConsecutive.set(path.resolve(file), pairs);
         }
         lastOffset = r.offset;
+        if ('crcValid' in r && !r.crcValid) problems = true;
         await out.line(recordLine(e, r, opts));
       }
     }
     validBytes += e.size;
+  }
+  if (scanner.end.kind === 'corrupt') {
+    problems = true;
+    const sizeField = entrySizeFieldAt(file, scanner.end.position);
+    if (sizeField !== undefined && sizeField < MIN_ENTRY_SIZE) {
+      // Kafka's FileLogInputStream throws here (CorruptRecordException) instead of counting trailing bytes.
+      process.stderr.write(`Found record size ${sizeField} smaller than minimum record overhead (${MIN_ENTRY_SIZE}) in file ${file}.\n`);
+      return problems;
+    }
+    process.stderr.write(`${describeScanEnd(file, scanner.end)}\n`);
   }
   const trailing = size - validBytes;
   if (trailing > 0 && opts.maxBytes === INT_MAX) {
@@ -143,12 +163,174 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
   return problems;
 }
 
+/** The int32 size field of the entry at `position`, if the file holds it. */
+function entrySizeFieldAt(file: string, position: number): number | undefined {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const b = Buffer.alloc(4);
+    return fs.readSync(fd, b, 0, 4, position + 8) === 4 ? b.readInt32BE(0) : undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Kafka's TimeIndexDumpErrors: per absolute file path, in the order met. */
+interface TimeIndexErrors {
+  mismatch: Map<string, [number, number][]>;
+  outOfOrder: Map<string, [number, number][]>;
+  notFound: Map<string, [number, number][]>;
+}
+
+function pushTo(map: Map<string, [number, number][]>, file: string, pair: [number, number]): void {
+  const list = map.get(file) ?? [];
+  list.push(pair);
+  map.set(file, list);
+}
+
+/**
+ * An index file's entries as Kafka's AbstractIndex opens it for DumpLogSegments: the whole file
+ * (entries = length / entrySize, zero padding included); the dump itself stops at the first entry
+ * after the first whose offset is the base offset.
+ */
+function readIndexFile(file: string, entrySize: number): { buf: Buffer; entries: number } {
+  const buf = fs.readFileSync(file);
+  return { buf, entries: Math.floor(buf.length / entrySize) };
+}
+
+/**
+ * Last offset of the first batch in the log slice [position, position + maxMessageSize), as
+ * `fileRecords.slice(position, maxMessageSize).batches().iterator().next().lastOffset()` reads it:
+ * the header fields only (a legacy entry's offset; a v2 batch's baseOffset + lastOffsetDelta),
+ * whether or not the position is a real batch boundary. −1 where Kafka finds no batch (it throws).
+ */
+function firstBatchLastOffset(fd: number, logSize: number, position: number, maxMessageSize: number): number {
+  const end = Math.min(logSize, position + maxMessageSize);
+  if (position < 0 || position >= end - HEADER_PROBE_BYTES) return -1;
+  const h = Buffer.alloc(27);
+  const n = fs.readSync(fd, h, 0, 27, position);
+  if (n < HEADER_PROBE_BYTES) return -1;
+  const size = h.readInt32BE(8);
+  if (size < MIN_ENTRY_SIZE || position > end - LOG_OVERHEAD - size) return -1;
+  const offset = readInt64(h, 0);
+  if (h.readInt8(16) < 2) return offset;
+  return n < 27 ? -1 : offset + h.readInt32BE(23);
+}
+
+async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Output, mismatches: Map<string, Map<number, number>>): Promise<boolean> {
+  const base = parseBaseOffset(path.basename(file));
+  if (base === undefined) throw new LogtoolError('usage', 'index file name does not start with a base offset', { file });
+  const { buf, entries } = readIndexFile(file, 8);
+  const entry = (i: number) => ({ offset: base + buf.readInt32BE(i * 8), position: buf.readInt32BE(i * 8 + 4) });
+  if (entries === 0) {
+    await out.line(`${file} is empty.`);
+    return false;
+  }
+  if (opts.indexSanityCheck) {
+    const last = entry(entries - 1).offset;
+    let problem: string | undefined;
+    if (last < base) problem = `Corrupt index found, index file (${path.resolve(file)}) has non-zero size but the last offset is ${last} which is less than the base offset ${base}`;
+    else if (buf.length % 8 !== 0) problem = `Index file ${path.resolve(file)} is corrupt, found ${buf.length} bytes which is neither positive nor a multiple of 8`;
+    if (problem) {
+      process.stderr.write(`${problem}\n`);
+      return true;
+    }
+    await out.line(`${file} passed sanity check.`);
+    return false;
+  }
+  const logPath = companionLog(file);
+  const fd = realIO.stat(logPath) ? fs.openSync(logPath, 'r') : undefined;
+  if (fd === undefined) process.stderr.write(`${logPath} is missing; index entries are printed without checking them\n`);
+  try {
+    const logSize = fd === undefined ? 0 : fs.fstatSync(fd).size;
+    for (let i = 0; i < entries; i++) {
+      if (out.closed) break;
+      const e = entry(i);
+      // Sparse file: after a crash there may be many zero entries; Kafka stops at the first.
+      if (e.offset === base && i > 0) break;
+      if (fd !== undefined) {
+        const found = firstBatchLastOffset(fd, logSize, e.position, opts.maxMessageSize);
+        if (found !== e.offset) {
+          const byOffset = mismatches.get(path.resolve(file)) ?? new Map<number, number>();
+          byOffset.set(e.offset, found);
+          mismatches.set(path.resolve(file), byOffset);
+        }
+      }
+      if (!opts.verifyIndexOnly) await out.line(`offset: ${e.offset} position: ${e.position}`);
+    }
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+  return fd === undefined;
+}
+
+async function dumpTimeIndex(file: string, opts: DumpLogOpts, out: Output, errors: TimeIndexErrors): Promise<boolean> {
+  const base = parseBaseOffset(path.basename(file));
+  if (base === undefined) throw new LogtoolError('usage', 'index file name does not start with a base offset', { file });
+  const { buf, entries } = readIndexFile(file, 12);
+  const entry = (i: number) => ({ timestamp: readInt64(buf, i * 12), offset: base + buf.readInt32BE(i * 12 + 8) });
+  if (opts.indexSanityCheck) {
+    let problem: string | undefined;
+    if (entries > 0) {
+      const first = entry(0);
+      const last = entry(entries - 1);
+      if (last.timestamp < first.timestamp) {
+        problem = `Corrupt time index found, time index file (${path.resolve(file)}) has non-zero size but the last timestamp is ${last.timestamp} which is less than the first timestamp ${first.timestamp}`;
+      } else if (last.offset < base) {
+        problem = `Corrupt time index found, time index file (${path.resolve(file)}) has non-zero size but the last offset is ${last.offset} which is less than the first offset ${base}`;
+      }
+    }
+    if (!problem && buf.length % 12 !== 0) problem = `Time index file ${path.resolve(file)} is corrupt, found ${buf.length} bytes which is neither positive nor a multiple of 12`;
+    if (problem) {
+      process.stderr.write(`${problem}\n`);
+      return true;
+    }
+    await out.line(`${file} passed sanity check.`);
+    return false;
+  }
+  const seg = openSegmentFor(file);
+  if (!seg) process.stderr.write(`${companionLog(file)} is missing; time index entries are printed without checking them\n`);
+  const abs = path.resolve(file);
+  try {
+    let prev = -1;
+    for (let i = 0; i < entries; i++) {
+      if (out.closed) break;
+      const e = entry(i);
+      if (e.offset === base && i > 0) break;
+      if (seg) {
+        // Kafka: offset-index lookup, then the first batch from there whose last offset is ≥ the entry's.
+        const t = seg.translateOffset(e.offset);
+        if (!t) pushTo(errors.notFound, abs, [e.offset, -1]);
+        else if (t.entry.lastOffset !== e.offset) pushTo(errors.notFound, abs, [e.offset, t.entry.lastOffset]);
+        else {
+          let max = -1;
+          try {
+            for (const r of decodeEntryRecords(t.entry, { file: seg.logPath })) max = Math.max(max, r.timestamp);
+          } catch {
+            max = t.entry.maxTimestamp;
+          }
+          if (max !== e.timestamp) pushTo(errors.mismatch, abs, [e.timestamp, max]);
+          if (prev >= e.timestamp) pushTo(errors.outOfOrder, abs, [e.timestamp, prev]);
+        }
+      }
+      if (!opts.verifyIndexOnly) await out.line(`timestamp: ${e.timestamp} offset: ${e.offset}`);
+      prev = e.timestamp;
+    }
+  } finally {
+    seg?.closeQuietly();
+  }
+  return !seg;
+}
+
+/** The `.log` of the segment an index file belongs to (same directory, same base name). */
+function companionLog(file: string): string {
+  return path.join(path.dirname(file), `${path.basename(file).split('.')[0]}.log`);
+}
+
 function openSegmentFor(file: string): LogSegment | undefined {
   const base = parseBaseOffset(path.basename(file));
   if (base === undefined) return undefined;
   const dir = path.dirname(file);
-  const logPath = path.join(dir, `${path.basename(file).split('.')[0]}.log`);
-  if (!realIO.stat(logPath)) return undefined;
+  if (!realIO.stat(companionLog(file))) return undefined;
   return new LogSegment({ io: realIO, dir, baseOffset: base, indexIntervalBytes: 4096, maxIndexBytes: 0, writable: false });
 }
 
@@ -160,7 +342,7 @@ export function dumpLogCommand(): Command {
     .option('--deep-iteration', 'print one line per record')
     .option('--verify-index-only', 'check index entries against the log without printing them')
     .option('--index-sanity-check', "run only Kafka's index sanity check")
-    .option('--max-message-size <n>', 'accepted for compatibility (entries are read whole)', parseInteger('--max-message-size', 1), 5242880)
+    .option('--max-message-size <n>', 'size of the log slice read at each .index entry when checking it', parseInteger('--max-message-size', 1), 5242880)
     .option('--max-bytes <n>', 'read at most this many bytes of a .log', parseInteger('--max-bytes', 1), INT_MAX)
     .option('--skip-record-metadata', 'omit per-record metadata')
     .addOption(new Option('--key-decoder-class <class>', 'only the string decoder is supported').default(undefined))
@@ -176,10 +358,13 @@ Examples:
     for (const c of [opts.keyDecoderClass, opts.valueDecoderClass]) {
       if (c !== undefined && !/StringDecoder$/.test(c)) throw new LogtoolError('usage', `decoder ${c} is not supported; keys and payloads are printed as UTF-8 strings (StringDecoder)`);
     }
+    // As in Kafka, naming a decoder implies printing the data.
+    if (opts.keyDecoderClass !== undefined || opts.valueDecoderClass !== undefined) opts.printDataLog = true;
     const out = new Output();
-    const mismatches = new Map<string, [number, number][]>();
-    const nonConsecutive = new Map<string, [number, number][]>();
-    const timeErrors: string[] = [];
+    // Kafka keeps these in TreeMaps: one line per key, index offsets descending, gaps ascending.
+    const mismatches = new Map<string, Map<number, number>>();
+    const nonConsecutive = new Map<string, Map<number, number>>();
+    const timeErrors: TimeIndexErrors = { mismatch: new Map(), outOfOrder: new Map(), notFound: new Map() };
     let problems = false;
     try {
       for (const file of opts.files.split(',').filter((f) => f.length > 0)) {
@@ -190,75 +375,10 @@ Examples:
         const suffix = path.extname(file);
         if (suffix === '.log') {
           problems = (await dumpLogFile(file, opts, out, nonConsecutive)) || problems;
-        } else if (suffix === '.index' || suffix === '.timeindex') {
-          const base = parseBaseOffset(path.basename(file));
-          if (base === undefined) throw new LogtoolError('usage', 'index file name does not start with a base offset', { file });
-          const common = { io: realIO, path: file, baseOffset: base, maxIndexBytes: 0, writable: false };
-          const seg = openSegmentFor(file);
-          try {
-            if (suffix === '.index') {
-              const idx = new OffsetIndex(common);
-              try {
-                if (idx.entries === 0) {
-                  await out.line(`${file} is empty.`);
-                  continue;
-                }
-                if (opts.indexSanityCheck) {
-                  if (st.size % 8 !== 0 || idx.lastOffset < base) {
-                    problems = true;
-                    process.stderr.write(`Corrupt index found, index file (${file}) has non-zero size but the last offset is ${idx.lastOffset} which is less than the base offset ${base}.\n`);
-                  } else await out.line(`${file} passed sanity check.`);
-                  continue;
-                }
-                for (const e of idx.all()) {
-                  if (seg) {
-                    const b = seg.scanner({ startPosition: Math.min(e.position, seg.size) }).entries().next();
-                    const found = b.done ? -1 : b.value.lastOffset;
-                    if (found !== e.offset) {
-                      const list = mismatches.get(path.resolve(file)) ?? [];
-                      list.push([e.offset, found]);
-                      mismatches.set(path.resolve(file), list);
-                    }
-                  }
-                  if (!opts.verifyIndexOnly) await out.line(`offset: ${e.offset} position: ${e.position}`);
-                }
-              } finally {
-                idx.close();
-              }
-            } else {
-              const idx = new TimeIndex(common);
-              try {
-                if (opts.indexSanityCheck) {
-                  await out.line(`${file} passed sanity check.`);
-                  continue;
-                }
-                let prev = -1;
-                for (const e of idx.all()) {
-                  if (seg) {
-                    const t = seg.translateOffset(e.offset);
-                    if (!t) timeErrors.push(`The following indexed offsets are not found in the log.\nIndexed offset: ${e.offset}, found log offset: -1`);
-                    else if (t.entry.lastOffset !== e.offset) timeErrors.push(`The following indexed offsets are not found in the log.\nIndexed offset: ${e.offset}, found log offset: ${t.entry.lastOffset}`);
-                    else {
-                      let max = -1;
-                      try {
-                        for (const r of decodeEntryRecords(t.entry, { file: seg.logPath })) max = Math.max(max, r.timestamp);
-                      } catch {
-                        max = t.entry.maxTimestamp;
-                      }
-                      if (max !== e.timestamp) timeErrors.push(`Found timestamp mismatch in :${path.resolve(file)}\n  Index timestamp: ${e.timestamp}, log timestamp: ${max}`);
-                      if (prev >= e.timestamp) timeErrors.push(`Found out of order timestamp in :${path.resolve(file)}\n  Index timestamp: ${e.timestamp}, Previously indexed timestamp: ${prev}`);
-                    }
-                  }
-                  if (!opts.verifyIndexOnly) await out.line(`timestamp: ${e.timestamp} offset: ${e.offset}`);
-                  prev = e.timestamp;
-                }
-              } finally {
-                idx.close();
-              }
-            }
-          } finally {
-            seg?.closeQuietly();
-          }
+        } else if (suffix === '.index') {
+          problems = (await dumpOffsetIndex(file, opts, out, mismatches)) || problems;
+        } else if (suffix === '.timeindex') {
+          problems = (await dumpTimeIndex(file, opts, out, timeErrors)) || problems;
         } else {
           process.stderr.write(`Ignoring unknown file ${file}\n`);
         }
@@ -269,15 +389,27 @@ Examples:
     for (const [file, list] of mismatches) {
       problems = true;
       process.stderr.write(`Mismatches in :${file}\n`);
-      for (const [i, l] of list.sort((a, b) => b[0] - a[0])) process.stderr.write(`  Index offset: ${i}, log offset: ${l}\n`);
+      for (const [i, l] of [...list].sort((a, b) => b[0] - a[0])) process.stderr.write(`  Index offset: ${i}, log offset: ${l}\n`);
     }
-    for (const t of timeErrors) {
+    // TimeIndexDumpErrors.printErrors: mismatches, then out-of-order timestamps, then offsets not found.
+    for (const [file, list] of timeErrors.mismatch) {
       problems = true;
-      process.stderr.write(`${t}\n`);
+      process.stderr.write(`Found timestamp mismatch in :${file}\n`);
+      for (const [i, l] of list) process.stderr.write(`  Index timestamp: ${i}, log timestamp: ${l}\n`);
+    }
+    for (const [file, list] of timeErrors.outOfOrder) {
+      problems = true;
+      process.stderr.write(`Found out of order timestamp in :${file}\n`);
+      for (const [i, p] of list) process.stderr.write(`  Index timestamp: ${i}, Previously indexed timestamp: ${p}\n`);
+    }
+    for (const list of timeErrors.notFound.values()) {
+      problems = true;
+      process.stderr.write('The following indexed offsets are not found in the log.\n');
+      for (const [i, l] of list) process.stderr.write(`Indexed offset: ${i}, found log offset: ${l}\n`);
     }
     for (const [file, list] of nonConsecutive) {
       process.stderr.write(`Non-consecutive offsets in ${file}\n`);
-      for (const [a, b] of list) process.stderr.write(`  ${a} is followed by ${b}\n`);
+      for (const [a, b] of [...list].sort((x, y) => x[0] - y[0])) process.stderr.write(`  ${a} is followed by ${b}\n`);
     }
     if (problems) process.exitCode = 3;
   });

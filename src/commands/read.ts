@@ -95,11 +95,12 @@ export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined 
   const e = b.entry;
   const h = e.header;
   const control = h && isControl(h) ? describeControl(b) : undefined;
+  const legacy = h ? undefined : legacyWrapperSpan(b);
   return {
     segment: b.segment.baseOffset,
-    baseOffset: e.baseOffset,
+    baseOffset: legacy ? legacy.baseOffset : e.baseOffset,
     lastOffset: e.lastOffset,
-    count: h ? h.recordsCount : 1,
+    count: h ? h.recordsCount : legacy ? legacy.count : 1,
     position: e.position,
     size: e.size,
     magic: e.magic,
@@ -117,6 +118,22 @@ export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined 
   };
 }
 
+/**
+ * A compressed legacy wrapper's header carries only its last inner offset; its first offset and
+ * record count (Kafka's AbstractLegacyRecordBatch.baseOffset()) need the inner messages decoded.
+ * Undefined for an uncompressed message (one record at the entry offset) or an undecodable one.
+ */
+function legacyWrapperSpan(b: EntryWithSegment): { baseOffset: number; count: number } | undefined {
+  if (b.entry.compression === 0) return undefined;
+  try {
+    const records = decodeEntryRecords(b.entry, { file: b.segment.logPath });
+    if (records.length === 0) return undefined;
+    return { baseOffset: records[0]!.offset, count: records.length };
+  } catch {
+    return undefined;
+  }
+}
+
 function describeControl(b: EntryWithSegment): string | undefined {
   try {
     const h = b.entry.header!;
@@ -130,6 +147,7 @@ function describeControl(b: EntryWithSegment): string | undefined {
 }
 
 import { decodeRecords } from '../engine/format/record-batch.js';
+import { decodeEntryRecords } from '../engine/format/entry-records.js';
 function decodeControl(b: EntryWithSegment): string | undefined {
   const recs = decodeRecords(b.entry.buf, b.entry.bufPos, b.entry.header!);
   return controlTypeOf(recs[0]?.key ?? null)?.name;

@@ -59,7 +59,7 @@ export class LogReader {
   private startOffset(options: { fromOffset?: number; fromTime?: number }): number | undefined {
     let start = options.fromOffset ?? this.log.logStartOffset;
     if (options.fromOffset !== undefined && options.fromOffset < this.log.logStartOffset) {
-      throw new LogtoolError('out-of-range', `offset ${options.fromOffset} is below the log start offset ${this.log.logStartOffset}`, { file: this.log.dir });
+      throw belowLogStart(options.fromOffset, this.log);
     }
     if (options.fromTime !== undefined) {
       const byTime = this.offsetForTimestamp(options.fromTime);
@@ -110,6 +110,7 @@ export class LogReader {
 
   *batches(options: BatchReadOptions = {}): Generator<EntryWithSegment & { crcValid: boolean | undefined }> {
     const start = options.fromOffset ?? this.log.logStartOffset;
+    if (start < this.log.logStartOffset) throw belowLogStart(start, this.log);
     let remaining = options.maxBatches ?? Infinity;
     for (const e of this.entries(start, false)) {
       if (e.entry.lastOffset < start) continue;
@@ -131,6 +132,18 @@ export class LogReader {
     if (!first.done) {
       firstOffset = first.value.baseOffset;
       firstTimestamp = first.value.header ? first.value.header.baseTimestamp : first.value.maxTimestamp;
+      if (!first.value.header && first.value.compression !== 0) {
+        // A compressed legacy wrapper's offset is its last inner offset: decode this one entry for the first.
+        try {
+          const inner = decodeEntryRecords(first.value, { file: seg.logPath })[0];
+          if (inner) {
+            firstOffset = inner.offset;
+            firstTimestamp = inner.timestamp;
+          }
+        } catch {
+          // Undecodable: keep the wrapper's offset and timestamp (the reader reports the corruption).
+        }
+      }
       maxTimestamp = first.value.maxTimestamp;
       lastOffset = first.value.lastOffset;
       it.return(undefined);
@@ -166,3 +179,12 @@ export function entryCrcValid(entry: LogEntry): boolean {
 }
 
 export { controlTypeOf };
+
+/** Reads below the log start offset fail, naming it (records there were deleted by retention or delete-records). */
+function belowLogStart(offset: number, log: Log): LogtoolError {
+  return new LogtoolError(
+    'out-of-range',
+    `offset ${offset} is below the log start offset ${log.logStartOffset}: earlier records were deleted (retention or delete-records); read from offset ${log.logStartOffset} or later`,
+    { file: log.dir },
+  );
+}

@@ -13,7 +13,9 @@
  * Where Kafka (AbstractLegacyRecordBatch, DataLogInputStream, LegacyRecord) is lenient, this
  * decoder is too, so that it returns what a Kafka consumer would: a negative key/value length
  * reads as null, bytes after the value are ignored, and an incomplete inner entry at the end of a
- * decompressed wrapper ends the set. It is stricter in one place: inner CRC-32s are always checked.
+ * decompressed wrapper ends the set. decodeLegacyEntry is stricter in two places: inner CRC-32s
+ * are always checked and inner magics must match the wrapper's. decodeLegacyEntryWithMetadata
+ * (for dump-log) is as lenient as Kafka's deep iterator and reports each message's CRC instead.
  */
 import { CorruptDataError } from '../errors.js';
 import { crc32 } from './crc32c.js';
@@ -91,12 +93,50 @@ function decompressWrapper(codecId: number, magic: number, payload: Buffer, maxO
   }
 }
 
+/** Kafka's TimestampType names, as kafka-dump-log.sh prints them. */
+export type LegacyTimestampType = 'NoTimestampType' | 'CreateTime' | 'LogAppendTime';
+
+/**
+ * A legacy record with the metadata Kafka's LegacyRecord exposes for it. For an uncompressed
+ * message that is the message itself; for an inner message of a compressed wrapper it is the
+ * inner message's own CRC and validity (not the wrapper's), and the timestamp type Kafka gives
+ * it: the wrapper's type for v1 inner messages, NoTimestampType for v0.
+ */
+export interface LegacyRecordWithMetadata extends LogRecord {
+  magic: number;
+  /** The message's stored CRC-32 (unsigned). */
+  crc: number;
+  /** The stored CRC matches the message bytes (Kafka's LegacyRecord.isValid). */
+  crcValid: boolean;
+  timestampType: LegacyTimestampType;
+}
+
 /**
  * Records of the legacy entry at buf[pos, pos + size): one for a plain message, one per inner
  * message for a compressed wrapper. The outer CRC is the scanner's job (verifyCrc); inner CRCs
  * are checked here. Keys and values are views into buf or the decompressed buffer.
  */
 export function decodeLegacyEntry(buf: Buffer, pos: number, size: number, opts: DecodeOptions = {}): LogRecord[] {
+  return decodeLegacy(buf, pos, size, opts, false);
+}
+
+/**
+ * The records of a legacy entry as Kafka's deep iteration (AbstractLegacyRecordBatch's
+ * DeepRecordsIterator) yields them to kafka-dump-log.sh, each with its own CRC, validity and
+ * timestamp type. Like Kafka's file reader this does not reject an inner message whose CRC is
+ * wrong (it is reported with crcValid false) or whose magic differs from the wrapper's; anything
+ * Kafka's iterator throws on still throws (CorruptDataError).
+ */
+export function decodeLegacyEntryWithMetadata(buf: Buffer, pos: number, size: number, opts: DecodeOptions = {}): LegacyRecordWithMetadata[] {
+  return decodeLegacy(buf, pos, size, opts, true);
+}
+
+const timestampTypeOf = (magic: number, attributes: number): LegacyTimestampType =>
+  magic === MAGIC_V0 ? 'NoTimestampType' : attributes & LOG_APPEND_TIME_BIT ? 'LogAppendTime' : 'CreateTime';
+
+function decodeLegacy(buf: Buffer, pos: number, size: number, opts: DecodeOptions, withMetadata: true): LegacyRecordWithMetadata[];
+function decodeLegacy(buf: Buffer, pos: number, size: number, opts: DecodeOptions, withMetadata: false): LogRecord[];
+function decodeLegacy(buf: Buffer, pos: number, size: number, opts: DecodeOptions, withMetadata: boolean): LogRecord[] | LegacyRecordWithMetadata[] {
   const position = opts.filePosition ?? pos;
   const headOffset = size >= 8 ? readInt64(buf, pos) : NaN;
   const magicAt = size > MAGIC_POS ? buf.readInt8(pos + MAGIC_POS) : NaN;
@@ -107,7 +147,10 @@ export function decodeLegacyEntry(buf: Buffer, pos: number, size: number, opts: 
   const outer = parseMessage(buf, pos, size, fail);
   const codecId = outer.attributes & COMPRESSION_MASK;
   if (codecId === CompressionType.none) {
-    return [{ offset: outer.offset, timestamp: outer.timestamp, key: outer.key, value: outer.value, headers: [] }];
+    const record: LogRecord = { offset: outer.offset, timestamp: outer.timestamp, key: outer.key, value: outer.value, headers: [] };
+    if (!withMetadata) return [record];
+    const crc = buf.readUInt32BE(pos + CRC_POS);
+    return [{ ...record, magic: outer.magic, crc, crcValid: crc === crc32(buf, pos + MAGIC_POS, pos + size), timestampType: timestampTypeOf(outer.magic, outer.attributes) }];
   }
   if (codecId === CompressionType.zstd) throw fail('zstd compression is not allowed before magic 2');
   if (codecId > CompressionType.zstd) throw fail(`unknown compression type id ${codecId}`);
@@ -121,7 +164,7 @@ export function decodeLegacyEntry(buf: Buffer, pos: number, size: number, opts: 
     throw fail(`${compressionName(codecId)} payload cannot be decompressed: ${(e as Error).message}`);
   }
 
-  const inner: LegacyMessage[] = [];
+  const inner: { m: LegacyMessage; crc: number; crcValid: boolean }[] = [];
   let q = 0;
   // As DataLogInputStream: fewer than 12 bytes, or an entry running past the end, ends the set.
   while (data.length - q >= LOG_OVERHEAD) {
@@ -132,30 +175,37 @@ export function decodeLegacyEntry(buf: Buffer, pos: number, size: number, opts: 
     const entryBytes = LOG_OVERHEAD + messageBytes;
     const storedCrc = data.readUInt32BE(q + CRC_POS);
     const computedCrc = crc32(data, q + MAGIC_POS, q + entryBytes);
-    if (storedCrc !== computedCrc) throw innerFail(`CRC-32 mismatch (stored ${storedCrc}, computed ${computedCrc})`);
+    if (storedCrc !== computedCrc && !withMetadata) throw innerFail(`CRC-32 mismatch (stored ${storedCrc}, computed ${computedCrc})`);
     const m = parseMessage(data, q, entryBytes, innerFail);
-    if (m.magic !== outer.magic) throw innerFail(`magic ${m.magic} does not match the wrapper's magic ${outer.magic}`);
+    // Kafka's deep iterator over files passes ensureMatchingMagic = false; the strict decoder does not.
+    if (m.magic !== outer.magic && !withMetadata) throw innerFail(`magic ${m.magic} does not match the wrapper's magic ${outer.magic}`);
     // Kafka never nests compression; refusing it also bounds the work per entry.
     if ((m.attributes & COMPRESSION_MASK) !== CompressionType.none) throw innerFail('is itself compressed (nested compression)');
-    inner.push(m);
+    inner.push({ m, crc: storedCrc, crcValid: storedCrc === computedCrc });
     q += entryBytes;
   }
   if (inner.length === 0) throw fail('compressed wrapper holds no inner messages');
 
   let base = 0;
   if (outer.magic === MAGIC_V1) {
-    const lastInner = inner[inner.length - 1]!.offset;
+    const lastInner = inner[inner.length - 1]!.m.offset;
     if (outer.offset !== 0) {
       if (outer.offset < lastInner) throw fail(`wrapper offset is below the last inner relative offset ${lastInner}`);
       base = outer.offset - lastInner;
     }
   }
   const logAppendTime = outer.magic === MAGIC_V1 && (outer.attributes & LOG_APPEND_TIME_BIT) !== 0;
-  return inner.map((m) => ({
-    offset: base + m.offset,
-    timestamp: m.magic === MAGIC_V0 ? -1 : logAppendTime ? outer.timestamp : m.timestamp,
-    key: m.key,
-    value: m.value,
-    headers: [],
-  }));
+  // Kafka gives a v1 inner message the wrapper's timestamp type (LegacyRecord.timestampType with a wrapper type).
+  const innerV1Type = timestampTypeOf(outer.magic, outer.attributes);
+  return inner.map(({ m, crc, crcValid }) => {
+    const record: LogRecord = {
+      offset: base + m.offset,
+      timestamp: m.magic === MAGIC_V0 ? -1 : logAppendTime ? outer.timestamp : m.timestamp,
+      key: m.key,
+      value: m.value,
+      headers: [],
+    };
+    if (!withMetadata) return record;
+    return { ...record, magic: m.magic, crc, crcValid, timestampType: m.magic === MAGIC_V0 ? 'NoTimestampType' : innerV1Type } satisfies LegacyRecordWithMetadata;
+  });
 }

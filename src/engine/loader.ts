@@ -1,7 +1,34 @@
 /**
- * Open-time rules (Kafka's LogLoader, kafka-format.md §10): temporary files, interrupted swaps,
- * orphan indexes, recovery from the recovery point unless the directory was shut down cleanly.
- * Everything it changes is recorded in a LoadReport; what it cuts off goes to lost+found/.
+ * Open-time rules (Kafka's LogLoader, kafka-format.md §10), in Kafka's order of passes:
+ *
+ *  1. temporary files: `*.deleted` removed (and logtool's own stale `*.index.tmp`), `*.cleaned`
+ *     removed, `*.swap` at or above the lowest `.cleaned` base offset removed (an unfinished
+ *     clean/split);
+ *  2. interrupted swaps: every file numbered inside the remaining `.log.swap` segments' offset
+ *     range removed;
+ *  3. the remaining `.swap` files renamed into place;
+ *  4. segments: orphan index files removed; each `.log` opened; missing or insane indexes noted;
+ *  5. recovery: without a trusted clean-shutdown marker, every segment from the one holding the
+ *     recovery point onward is validated batch by batch and its indexes rebuilt; the first invalid
+ *     batch truncates its segment and every later segment is dropped. Segments noted in pass 4 are
+ *     recovered too (truncated alone, as Kafka does, if they lie below the recovery point).
+ *
+ * logtool's additions, all on the side of not losing or hiding data:
+ *  - the clean-shutdown marker is per log directory (the parent), so a marker written when a
+ *    sibling closed must not vouch for this partition: it is trusted only if this partition's
+ *    checkpointed recovery point reaches its log end offset (a clean close always writes it so),
+ *    and the active segment's tail is still checked (cheaply: from its last index entry);
+ *  - deleting the marker is made durable (directory fsync) before anything is written, so a
+ *    crash later cannot resurrect it;
+ *  - a missing `.timeindex` is rebuilt too (Kafka starts an empty one), and indexes of segments
+ *    not recovered anyway pass sanity checks beyond Kafka's own (index-sanity.ts);
+ *  - what is cut off or dropped goes to lost+found/ (unless discarding), saved durably before the
+ *    truncation;
+ *  - a dry run computes the same report with every file opened read-only;
+ *  - changes are bracketed by the partition's generation (cleaner/generation.ts) for readers in
+ *    other processes.
+ *
+ * Everything it does (or would do) is recorded in a LoadReport; `logtool recover` renders it.
  */
 import path from 'node:path';
 import type { FileIO } from './io.js';
@@ -10,10 +37,15 @@ import type { TopicPartition } from './partition.js';
 import type { LogWarning } from './log.js';
 import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey } from './checkpoint.js';
-import { moveAside, saveTail } from './lost-and-found.js';
+import { LostAndFound } from './lost-and-found.js';
+import { countingSink, scanAndIndex } from './index-rebuilder.js';
+import { checkOffsetIndex, checkTimeIndex, checkTxnIndex, truncateTxnIndex } from './index-sanity.js';
+import type { ScanEnd } from './file-records.js';
+import { beginChange, endChange } from './cleaner/generation.js';
 
 export interface TruncationReport {
   file: string;
+  /** Byte position of the first invalid byte: the new size of the file. */
   position: number;
   bytes: number;
   reason: string;
@@ -21,19 +53,59 @@ export interface TruncationReport {
   savedTo?: string;
 }
 
+export interface DroppedFileReport {
+  file: string;
+  bytes: number;
+  /** Where the file was moved (absent with discard). */
+  savedTo?: string;
+}
+
+export interface IndexProblemReport {
+  file: string;
+  /** Byte position in the index file, when known. */
+  position?: number;
+  reason: string;
+}
+
 export interface LoadReport {
+  dir: string;
+  /** Nothing was changed: the report says what would be done. */
+  dryRun: boolean;
+  /** The clean-shutdown marker was found in the log directory. */
+  markerFound: boolean;
+  /** The marker was found and trusted, so sealed data was not scanned. */
   cleanShutdown: boolean;
+  /** Why a marker that was found was not trusted. */
+  markerNote?: string;
+  /** Recovery point from the checkpoint (0 when absent). */
   recoveryPoint: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  /** Segments after loading. */
+  segments: number;
   segmentsScanned: number;
   batchesValidated: number;
   bytesValidated: number;
+  /** Index files rebuilt from their `.log` (routinely during recovery, or to repair them). */
   indexesRebuilt: string[];
+  /** Index files that were missing or failed a sanity check (a repair). */
+  indexProblems: IndexProblemReport[];
   truncated: TruncationReport[];
-  segmentsDropped: { file: string; savedTo?: string }[];
+  bytesTruncated: number;
+  segmentsDropped: DroppedFileReport[];
   tempFilesRemoved: string[];
   swapsCompleted: string[];
-  /** True when anything on disk was (or, dry-run, would be) changed by recovery. */
+  /** Checkpoint files that could not be read (treated as empty, as Kafka does). */
+  checkpointProblems: { file: string; reason: string }[];
+  /** True when anything on disk was (or, dry run, would be) repaired. */
   repaired: boolean;
+}
+
+export interface LoadProgress {
+  file: string;
+  /** Bytes validated so far over all segments being recovered. */
+  bytesDone: number;
+  bytesTotal: number;
 }
 
 export interface LoadOptions {
@@ -41,11 +113,16 @@ export interface LoadOptions {
   dir: string;
   tp: TopicPartition | undefined;
   config: LogConfig;
+  /** Readers: change nothing, scan nothing beyond the active segment's tail. */
   readOnly: boolean;
   onWarning: (w: LogWarning) => void;
+  /** Delete what recovery cuts off instead of keeping it in lost+found/. */
   discardLost: boolean;
-  /** Force full recovery of every segment (the `recover` command with --full). */
+  /** Recover every segment, whatever the marker and the recovery point say. */
   forceRecoverAll?: boolean;
+  /** Compute the report of a full (non-read-only) load without changing anything. */
+  dryRun?: boolean;
+  onProgress?: (p: LoadProgress) => void;
 }
 
 export interface LoadResult {
@@ -57,237 +134,470 @@ export interface LoadResult {
 }
 
 const INDEX_SUFFIXES = [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX];
+const SWAP = '.swap';
+const STALE_INDEX_TMP_RE = /^\d{20}\.(index|timeindex)\.tmp$/;
 
-function emptyReport(): LoadReport {
+function emptyReport(dir: string, dryRun: boolean): LoadReport {
   return {
+    dir,
+    dryRun,
+    markerFound: false,
     cleanShutdown: false,
     recoveryPoint: 0,
+    logStartOffset: 0,
+    logEndOffset: 0,
+    segments: 0,
     segmentsScanned: 0,
     batchesValidated: 0,
     bytesValidated: 0,
     indexesRebuilt: [],
+    indexProblems: [],
     truncated: [],
+    bytesTruncated: 0,
     segmentsDropped: [],
     tempFilesRemoved: [],
     swapsCompleted: [],
+    checkpointProblems: [],
     repaired: false,
   };
 }
 
-/** Pass 1–3: `.deleted`, `.cleaned` and `.swap` files by Kafka's rules. */
-function resolveTempFiles(io: FileIO, dir: string, report: LoadReport): void {
-  const names = io.readdir(dir);
-  const swaps: string[] = [];
-  let minCleanedBase = Infinity;
-  const cleaned: string[] = [];
-  for (const n of names) {
-    if (n.endsWith('.deleted')) {
-      io.unlink(path.join(dir, n));
-      report.tempFilesRemoved.push(n);
-    } else if (n.endsWith('.cleaned')) {
-      cleaned.push(n);
-      const b = parseBaseOffset(n);
-      if (b !== undefined) minCleanedBase = Math.min(minCleanedBase, b);
-    } else if (n.endsWith('.swap')) swaps.push(n);
-  }
-  const keptSwaps: string[] = [];
-  for (const s of swaps) {
-    const b = parseBaseOffset(s);
-    if (b !== undefined && b >= minCleanedBase) {
-      io.unlink(path.join(dir, s));
-      report.tempFilesRemoved.push(s);
-    } else keptSwaps.push(s);
-  }
-  for (const c of cleaned) {
-    io.unlink(path.join(dir, c));
-    report.tempFilesRemoved.push(c);
-  }
-  if (keptSwaps.length === 0) return;
-  // Pass 2: the range covered by the swap segments replaces every older file inside it.
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const s of keptSwaps) {
-    if (!s.endsWith(`${LOG_SUFFIX}.swap`)) continue;
-    const base = parseBaseOffset(s)!;
-    const seg = new LogSegment({ io, dir, baseOffset: base, indexIntervalBytes: 4096, maxIndexBytes: 0, writable: false, fileSuffix: '.swap' });
-    let next = base;
-    try {
-      const r = seg.readNextOffset();
-      if (r.nextOffset !== undefined) next = r.nextOffset;
-    } finally {
-      seg.closeQuietly();
-    }
-    lo = Math.min(lo, base);
-    hi = Math.max(hi, next);
-  }
-  for (const n of io.readdir(dir)) {
-    if (n.endsWith('.swap')) continue;
-    const b = parseBaseOffset(n);
-    if (b === undefined || !/\.(log|index|timeindex|txnindex)$/.test(n)) continue;
-    if (b >= lo && b < hi) {
-      io.unlink(path.join(dir, n));
-      report.tempFilesRemoved.push(n);
-    }
-  }
-  // Pass 3: rename the swaps into place.
-  for (const s of keptSwaps) {
-    io.rename(path.join(dir, s), path.join(dir, s.slice(0, -'.swap'.length)));
-    report.swapsCompleted.push(s);
-  }
-  io.syncDir(dir);
+/** A dry run opens a segment still named `.swap`; reports name the file the swap would become. */
+const finalName = (file: string): string => (file.endsWith(SWAP) ? file.slice(0, -SWAP.length) : file);
+
+const scanEndReason = (end: ScanEnd): string => (end.kind === 'end' ? 'invalid data' : end.reason);
+
+/** Why a segment is recovered, and whether a truncation in it drops the later segments. */
+interface RecoveryTask {
+  seg: LogSegment;
+  /** In the range recovered after an unclean shutdown (or the active tail): Kafka's drop rule. */
+  dropsLater: boolean;
 }
 
 export function loadLog(opts: LoadOptions): LoadResult {
-  const { io, dir, tp, config, readOnly } = opts;
-  const report = emptyReport();
-  const logDir = path.dirname(dir);
-  if (!readOnly) resolveTempFiles(io, dir, report);
+  return new LogLoader(opts).load();
+}
 
-  // Pass 4: segments and orphan indexes.
-  const names = io.readdir(dir).sort();
-  const logBases = new Set<number>();
-  for (const n of names) if (n.endsWith(LOG_SUFFIX)) {
-    const b = parseBaseOffset(n);
-    if (b !== undefined && n === segmentFileName(b, LOG_SUFFIX)) logBases.add(b);
+class LogLoader {
+  private readonly io: FileIO;
+  private readonly dir: string;
+  private readonly logDir: string;
+  private readonly dryRun: boolean;
+  private readonly report: LoadReport;
+  private readonly lost: LostAndFound;
+  /** Base offsets whose files are still `.swap` (dry run: the rename is only simulated). */
+  private readonly swapped = new Set<number>();
+  /** Index files that did not exist when the segments were listed. */
+  private readonly missingIndexes = new Set<string>();
+  /** Generation token while a change is in progress (see changing()). */
+  private changeToken: number | undefined;
+
+  constructor(private readonly opts: LoadOptions) {
+    this.io = opts.io;
+    this.dir = opts.dir;
+    this.logDir = path.dirname(opts.dir);
+    this.dryRun = opts.dryRun === true && !opts.readOnly;
+    this.report = emptyReport(opts.dir, this.dryRun);
+    this.lost = new LostAndFound(opts.io, opts.dir, { discard: opts.discardLost, dryRun: this.dryRun });
   }
-  if (!readOnly) {
+
+  load(): LoadResult {
+    if (this.opts.readOnly) return this.loadReadOnly();
+    try {
+      const removed = this.resolveTempFiles();
+      const segments = this.openSegments(removed);
+      try {
+        return this.recover(segments);
+      } catch (e) {
+        for (const s of segments) s.closeQuietly();
+        throw e;
+      }
+    } finally {
+      if (this.changeToken !== undefined) endChange(this.io, this.dir, this.changeToken);
+    }
+  }
+
+  /**
+   * Before the first change that removes, replaces or shortens segment files: readers in other
+   * processes (Log.openStable) retry while the partition's generation is odd.
+   */
+  private changing(): void {
+    if (this.dryRun || this.changeToken !== undefined) return;
+    this.changeToken = beginChange(this.io, this.dir);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Passes 1–3
+
+  private remove(name: string): void {
+    this.changing();
+    if (!this.dryRun) this.io.unlink(path.join(this.dir, name));
+    this.report.tempFilesRemoved.push(name);
+  }
+
+  /** Returns the names that are gone after the passes (really, or in the dry run's view). */
+  private resolveTempFiles(): Set<string> {
+    const removed = new Set<string>();
+    const names = this.io.readdir(this.dir).sort();
+    const swaps: string[] = [];
+    const cleaned: string[] = [];
+    let minCleanedBase = Infinity;
+    for (const n of names) {
+      if (n.endsWith('.deleted')) {
+        // KRaft snapshots pending deletion are the metadata log's business (Kafka skips them too).
+        if (n.endsWith('.checkpoint.deleted')) continue;
+        this.remove(n);
+        removed.add(n);
+      } else if (STALE_INDEX_TMP_RE.test(n) && parseBaseOffset(n) !== undefined) {
+        // logtool's own index rebuild output, left by a crash before its rename.
+        this.remove(n);
+        removed.add(n);
+      } else if (n.endsWith('.cleaned')) {
+        cleaned.push(n);
+        const b = parseBaseOffset(n);
+        if (b !== undefined) minCleanedBase = Math.min(minCleanedBase, b);
+      } else if (n.endsWith(SWAP)) swaps.push(n);
+    }
+    const keptSwaps: string[] = [];
+    for (const s of swaps) {
+      const b = parseBaseOffset(s);
+      if (b !== undefined && b >= minCleanedBase) {
+        this.remove(s);
+        removed.add(s);
+      } else keptSwaps.push(s);
+    }
+    for (const c of cleaned) {
+      this.remove(c);
+      removed.add(c);
+    }
+    const logSwaps = keptSwaps.filter((s) => s.endsWith(`${LOG_SUFFIX}${SWAP}`) && parseBaseOffset(s) !== undefined);
+    if (keptSwaps.length === 0) return removed;
+
+    // Pass 2: the range covered by the swap segments replaces every older file inside it.
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const s of logSwaps) {
+      const base = parseBaseOffset(s)!;
+      const seg = new LogSegment({ io: this.io, dir: this.dir, baseOffset: base, indexIntervalBytes: this.opts.config.indexIntervalBytes, maxIndexBytes: 0, writable: false, fileSuffix: SWAP });
+      let next = base;
+      try {
+        next = seg.readNextOffset().nextOffset ?? base;
+      } finally {
+        seg.closeQuietly();
+      }
+      lo = Math.min(lo, base);
+      hi = Math.max(hi, next);
+    }
+    // Kafka removes every file named by an offset in the range (producer snapshots too), not
+    // only segment files.
+    for (const n of names) {
+      if (n.endsWith(SWAP) || removed.has(n)) continue;
+      const b = parseBaseOffset(n);
+      if (b !== undefined && b >= lo && b < hi && this.io.stat(path.join(this.dir, n))?.isFile) {
+        this.remove(n);
+        removed.add(n);
+      }
+    }
+    // Pass 3: rename the swaps into place.
+    this.changing();
+    for (const s of keptSwaps) {
+      const target = s.slice(0, -SWAP.length);
+      if (!this.dryRun) this.io.rename(path.join(this.dir, s), path.join(this.dir, target));
+      else if (s.endsWith(`${LOG_SUFFIX}${SWAP}`)) this.swapped.add(parseBaseOffset(s)!);
+      removed.delete(target);
+      this.report.swapsCompleted.push(s);
+    }
+    if (!this.dryRun) this.io.syncDir(this.dir);
+    return removed;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Pass 4
+
+  private openSegments(removed: Set<string>): LogSegment[] {
+    let names = this.io.readdir(this.dir);
+    if (this.dryRun) {
+      // The dry run's view: what passes 1–3 would have left.
+      names = names.filter((n) => !removed.has(n)).map((n) => (n.endsWith(SWAP) ? n.slice(0, -SWAP.length) : n));
+    }
+    names = [...new Set(names)].sort();
+    const logBases = new Set<number>();
     for (const n of names) {
       const b = parseBaseOffset(n);
-      if (b === undefined) continue;
-      if (INDEX_SUFFIXES.some((s) => n === segmentFileName(b, s)) && !logBases.has(b)) {
-        io.unlink(path.join(dir, n));
-        report.tempFilesRemoved.push(n);
+      if (b !== undefined && n === segmentFileName(b, LOG_SUFFIX)) logBases.add(b);
+    }
+    let orphansRemoved = false;
+    for (const n of names) {
+      const b = parseBaseOffset(n);
+      if (b === undefined || logBases.has(b)) continue;
+      if (INDEX_SUFFIXES.some((s) => n === segmentFileName(b, s))) {
+        this.remove(n);
+        orphansRemoved = true;
       }
     }
-  }
-  const bases = [...logBases].sort((a, b) => a - b);
-  const segOpts = { io, dir, indexIntervalBytes: config.indexIntervalBytes, maxIndexBytes: config.segmentIndexBytes, writable: !readOnly, maxEntryBytes: config.maxReadEntryBytes };
-  const segments: LogSegment[] = [];
-  for (const base of bases) {
-    const indexMissing = io.stat(path.join(dir, segmentFileName(base, INDEX_SUFFIX))) === undefined;
-    const seg = new LogSegment({ ...segOpts, baseOffset: base });
-    segments.push(seg);
-    if (indexMissing && !readOnly) {
-      const r = seg.recover();
-      report.indexesRebuilt.push(path.basename(seg.indexPath), path.basename(seg.timeIndexPath));
-      if (r.truncatedBytes > 0) opts.onWarning({ file: seg.logPath, position: r.validBytes, message: `${r.end.kind === 'end' ? '' : (r.end as { reason: string }).reason}` });
+    if (orphansRemoved && !this.dryRun) this.io.syncDir(this.dir);
+    const { config } = this.opts;
+    const segments: LogSegment[] = [];
+    try {
+      for (const base of [...logBases].sort((a, b) => a - b)) {
+        // Before the segment is opened: a writable open creates missing index files (empty).
+        for (const suffix of [INDEX_SUFFIX, TIME_INDEX_SUFFIX]) {
+          const name = segmentFileName(base, suffix);
+          if (!names.includes(name)) this.missingIndexes.add(path.join(this.dir, name));
+        }
+        segments.push(
+          new LogSegment({
+            io: this.io,
+            dir: this.dir,
+            baseOffset: base,
+            indexIntervalBytes: config.indexIntervalBytes,
+            maxIndexBytes: config.segmentIndexBytes,
+            writable: !this.dryRun,
+            maxEntryBytes: config.maxReadEntryBytes,
+            fileSuffix: this.swapped.has(base) ? SWAP : undefined,
+          }),
+        );
+      }
+    } catch (e) {
+      for (const s of segments) s.closeQuietly();
+      throw e;
     }
+    return segments;
   }
 
-  // Checkpoints and the clean-shutdown marker live in the parent (Kafka's log directory).
-  const key = tp ? tpKey(tp.topic, tp.partition) : undefined;
-  const readCp = (name: string): number | undefined => {
-    if (!key) return undefined;
+  /** Missing or insane index files of a segment that recovery would otherwise not touch. */
+  private indexProblems(seg: LogSegment, next: LogSegment | undefined, checkContents: boolean): { file: string; position?: number; reason: string }[] {
+    const out: { file: string; position?: number; reason: string }[] = [];
+    for (const file of [seg.indexPath, seg.timeIndexPath].map(finalName)) {
+      if (this.missingIndexes.has(file)) out.push({ file, reason: 'missing' });
+    }
+    if (!checkContents) return out;
+    const limits = { baseOffset: seg.baseOffset, logSizeBytes: seg.size, nextBaseOffset: next?.baseOffset };
+    if (out.length === 0) {
+      const p = checkOffsetIndex(this.io, seg.indexPath, limits) ?? checkTimeIndex(this.io, seg.timeIndexPath, limits);
+      if (p) out.push(p);
+    }
+    const txn = path.join(this.dir, segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX) + (this.swapped.has(seg.baseOffset) ? SWAP : ''));
+    if (this.io.stat(txn)) {
+      const p = checkTxnIndex(this.io, txn, seg.baseOffset);
+      if (p) {
+        out.push({ ...p, reason: `${p.reason}; logtool does not rebuild transaction indexes, so the file is left for Kafka, which rebuilds it when it recovers the segment` });
+      }
+    }
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Marker, checkpoints, recovery (pass 5)
+
+  private readCheckpoint(name: string): number | undefined {
+    const tp = this.opts.tp;
+    if (!tp) return undefined;
+    const file = path.join(this.logDir, name);
     try {
-      return readOffsetCheckpoint(io, path.join(logDir, name)).get(key);
+      return readOffsetCheckpoint(this.io, file).get(tpKey(tp.topic, tp.partition));
     } catch (e) {
-      opts.onWarning({ file: path.join(logDir, name), message: `unreadable checkpoint treated as empty: ${(e as Error).message}` });
+      this.report.checkpointProblems.push({ file, reason: (e as Error).message });
+      this.opts.onWarning({ file, message: `unreadable checkpoint treated as empty: ${(e as Error).message}` });
       return undefined;
     }
-  };
-  const markerPath = path.join(logDir, CLEAN_SHUTDOWN_FILE);
-  const clean = io.stat(markerPath) !== undefined && !opts.forceRecoverAll;
-  report.cleanShutdown = clean;
-  if (!readOnly && io.stat(markerPath)) io.unlink(markerPath);
-  const checkpointedRecoveryPoint = readCp(RECOVERY_POINT_CHECKPOINT) ?? 0;
-  const checkpointedStart = readCp(LOG_START_OFFSET_CHECKPOINT);
-  report.recoveryPoint = checkpointedRecoveryPoint;
-
-  let nextOffset: number | undefined;
-  if (segments.length > 0 && !readOnly) {
-    if (!clean) {
-      // Recover from the segment containing the recovery point to the end.
-      let startIdx = 0;
-      for (let i = 0; i < segments.length; i++) if (segments[i]!.baseOffset <= checkpointedRecoveryPoint) startIdx = i;
-      if (opts.forceRecoverAll) startIdx = 0;
-      for (let i = startIdx; i < segments.length; i++) {
-        const seg = segments[i]!;
-        const sizeBefore = seg.size;
-        const preview = seg.recover({ truncate: false });
-        report.segmentsScanned++;
-        report.batchesValidated += preview.batches;
-        report.bytesValidated += preview.validBytes;
-        report.indexesRebuilt.push(path.basename(seg.indexPath), path.basename(seg.timeIndexPath));
-        if (preview.nextOffset !== undefined) nextOffset = preview.nextOffset;
-        if (preview.truncatedBytes > 0) {
-          const reason = preview.end.kind === 'end' ? 'invalid data' : preview.end.reason;
-          const savedTo = opts.discardLost ? undefined : saveTail(io, dir, seg.logPath, preview.validBytes);
-          seg.truncateToBytes(preview.validBytes, preview.nextOffset ?? seg.baseOffset);
-          report.truncated.push({ file: seg.logPath, position: preview.validBytes, bytes: sizeBefore - preview.validBytes, reason, savedTo });
-          opts.onWarning({ file: seg.logPath, position: preview.validBytes, message: `truncated ${sizeBefore - preview.validBytes} bytes: ${reason}` });
-          // Kafka deletes every later segment once a segment lost bytes.
-          for (const later of segments.splice(i + 1)) {
-            const files = later.files();
-            later.closeQuietly();
-            for (const f of files) {
-              const saved = opts.discardLost ? (io.unlink(f), undefined) : moveAside(io, dir, f);
-              report.segmentsDropped.push({ file: f, savedTo: saved });
-            }
-          }
-          break;
-        }
-      }
-    } else {
-      // Clean shutdown: trust sealed data, but check the active segment's tail (cheap) so a
-      // marker written for a sibling partition never hides a torn tail here.
-      const active = segments[segments.length - 1]!;
-      const tail = active.readNextOffset();
-      if (tail.end.kind !== 'end') {
-        const sizeBefore = active.size;
-        const r = active.recover({ truncate: false });
-        report.segmentsScanned++;
-        report.batchesValidated += r.batches;
-        report.bytesValidated += r.validBytes;
-        report.indexesRebuilt.push(path.basename(active.indexPath), path.basename(active.timeIndexPath));
-        if (r.truncatedBytes > 0) {
-          const reason = r.end.kind === 'end' ? 'invalid data' : r.end.reason;
-          const savedTo = opts.discardLost ? undefined : saveTail(io, dir, active.logPath, r.validBytes);
-          active.truncateToBytes(r.validBytes, r.nextOffset ?? active.baseOffset);
-          report.truncated.push({ file: active.logPath, position: r.validBytes, bytes: sizeBefore - r.validBytes, reason, savedTo });
-        }
-        nextOffset = r.nextOffset;
-      } else nextOffset = tail.nextOffset;
-    }
   }
 
-  if (readOnly) {
+  /** Log end offset without a full scan: from the active segment's last index entry. */
+  private cheapLogEnd(segments: LogSegment[]): { nextOffset: number; tailEnd: ScanEnd } {
+    const active = segments[segments.length - 1];
+    if (!active) return { nextOffset: 0, tailEnd: { kind: 'end' } };
+    if (active.size === 0) return { nextOffset: active.baseOffset, tailEnd: { kind: 'end' } };
+    const tail = active.readNextOffset();
+    return { nextOffset: tail.nextOffset ?? active.baseOffset, tailEnd: tail.end };
+  }
+
+  private recover(segments: LogSegment[]): LoadResult {
+    const { io, report, opts } = this;
+    const markerPath = path.join(this.logDir, CLEAN_SHUTDOWN_FILE);
+    report.markerFound = io.stat(markerPath) !== undefined;
+    if (report.markerFound && !this.dryRun) {
+      // Kafka deletes the marker as soon as it sees it (KAFKA-10471); the directory fsync makes
+      // the deletion durable before this writer changes anything, so a crash cannot revive it.
+      io.unlink(markerPath);
+      io.syncDir(this.logDir);
+    }
+    const checkpointedRecoveryPoint = this.readCheckpoint(RECOVERY_POINT_CHECKPOINT);
+    const checkpointedStart = this.readCheckpoint(LOG_START_OFFSET_CHECKPOINT);
+    const recoveryPointFromCheckpoint = checkpointedRecoveryPoint ?? 0;
+    report.recoveryPoint = recoveryPointFromCheckpoint;
+
+    const cheap = this.cheapLogEnd(segments);
+    let trusted = report.markerFound && !opts.forceRecoverAll;
+    if (trusted && opts.tp) {
+      if (checkpointedRecoveryPoint === undefined || checkpointedRecoveryPoint < cheap.nextOffset) {
+        trusted = false;
+        report.markerNote =
+          checkpointedRecoveryPoint === undefined
+            ? 'the clean-shutdown marker was ignored: this partition has no recovery point in the checkpoint'
+            : `the clean-shutdown marker was ignored: this partition's recovery point ${checkpointedRecoveryPoint} is below its log end offset ${cheap.nextOffset}, so it was not closed cleanly`;
+      }
+    } else if (report.markerFound && opts.forceRecoverAll) {
+      report.markerNote = 'the clean-shutdown marker was ignored: full recovery was requested';
+    }
+    report.cleanShutdown = trusted;
+
+    // Which segments to recover, in ascending order.
+    const tasks = new Map<LogSegment, RecoveryTask>();
+    if (segments.length > 0) {
+      if (!trusted) {
+        let startIdx = 0;
+        if (!opts.forceRecoverAll) for (let i = 0; i < segments.length; i++) if (segments[i]!.baseOffset <= recoveryPointFromCheckpoint) startIdx = i;
+        for (let i = startIdx; i < segments.length; i++) tasks.set(segments[i]!, { seg: segments[i]!, dropsLater: true });
+      } else if (cheap.tailEnd.kind !== 'end') {
+        const active = segments[segments.length - 1]!;
+        tasks.set(active, { seg: active, dropsLater: true });
+      }
+    }
+    for (let i = 0; i < segments.length; i++) {
+      const seg = segments[i]!;
+      const problems = this.indexProblems(seg, segments[i + 1], !tasks.has(seg));
+      for (const p of problems) {
+        report.indexProblems.push(p);
+        opts.onWarning({ file: p.file, position: p.position, message: p.file.endsWith(TXN_INDEX_SUFFIX) ? p.reason : `${p.reason}; the segment ${this.dryRun ? 'would be' : 'is'} recovered and its indexes rebuilt` });
+      }
+      if (problems.length > 0 && !tasks.has(seg)) tasks.set(seg, { seg, dropsLater: false });
+    }
+
+    const ordered = segments.filter((s) => tasks.has(s));
+    const bytesTotal = ordered.reduce((n, s) => n + s.size, 0);
+    let bytesBefore = 0;
+    let activeResult: { nextOffset: number | undefined } | undefined;
+    for (const seg of ordered) {
+      if (!segments.includes(seg)) break; // dropped by an earlier truncation
+      const task = tasks.get(seg)!;
+      const sizeBefore = seg.size;
+      const onProgress = opts.onProgress ? (done: number) => opts.onProgress!({ file: seg.logPath, bytesDone: bytesBefore + done, bytesTotal }) : undefined;
+      const r = this.dryRun
+        ? scanAndIndex(seg.scanner({ verifyCrc: true, validateOffsets: true }), seg.size, { baseOffset: seg.baseOffset, indexIntervalBytes: opts.config.indexIntervalBytes, onProgress }, countingSink)
+        : seg.recover({ truncate: false, onProgress });
+      bytesBefore += sizeBefore;
+      report.segmentsScanned++;
+      report.batchesValidated += r.batches;
+      report.bytesValidated += r.validBytes;
+      report.indexesRebuilt.push(finalName(seg.indexPath), finalName(seg.timeIndexPath));
+      if (seg === segments[segments.length - 1]) activeResult = r;
+      if (r.validBytes >= sizeBefore) continue;
+
+      // Bytes to cut. Keep them first (durably), then drop later segments, then truncate: a crash
+      // at any point leaves a state the next recovery handles the same way.
+      const reason = scanEndReason(r.end);
+      this.changing();
+      const savedTo = this.lost.saveTail(finalName(seg.logPath), r.validBytes, sizeBefore);
+      const idx = segments.indexOf(seg);
+      if (task.dropsLater) {
+        for (const later of segments.splice(idx + 1)) {
+          const files = later.files();
+          const sizes = files.map((f) => io.stat(f)?.size ?? 0);
+          later.closeQuietly();
+          files.forEach((f, k) => {
+            const saved = this.lost.moveAside(finalName(f));
+            report.segmentsDropped.push({ file: finalName(f), bytes: sizes[k]!, savedTo: saved });
+            opts.onWarning({ file: f, message: `segment after the truncated ${path.basename(seg.logPath)} ${this.dryRun ? 'would be' : 'is'} dropped${saved ? `; ${this.dryRun ? 'would be ' : ''}moved to ${saved}` : ''}` });
+          });
+        }
+        this.lost.sync();
+        activeResult = r;
+      }
+      const nextOffset = r.nextOffset ?? seg.baseOffset;
+      if (!this.dryRun) {
+        seg.truncateToBytes(r.validBytes, nextOffset);
+        seg.flush();
+      }
+      const txn = path.join(this.dir, segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
+      truncateTxnIndex(io, txn, nextOffset, this.dryRun);
+      const cut = sizeBefore - r.validBytes;
+      report.truncated.push({ file: finalName(seg.logPath), position: r.validBytes, bytes: cut, reason, savedTo });
+      report.bytesTruncated += cut;
+      opts.onWarning({
+        file: finalName(seg.logPath),
+        position: r.validBytes,
+        message: `${this.dryRun ? 'would truncate' : 'truncated'} ${cut} bytes: ${reason}${savedTo ? `; ${this.dryRun ? 'would be ' : ''}saved to ${savedTo}` : ''}`,
+      });
+    }
+
+    // The log end offset: from the active segment's recovery if it ran, else the cheap tail read.
+    let nextOffset: number | undefined;
+    const active = segments[segments.length - 1];
+    if (active) nextOffset = activeResult ? (activeResult.nextOffset ?? active.baseOffset) : cheap.nextOffset;
+
+    let logStartOffset = Math.max(checkpointedStart ?? 0, segments[0]?.baseOffset ?? 0);
+    if (segments.length === 0) {
+      // Kafka: an empty log gets an empty segment at the log start offset.
+      if (!this.dryRun) {
+        segments.push(
+          new LogSegment({
+            io,
+            dir: this.dir,
+            baseOffset: logStartOffset,
+            indexIntervalBytes: opts.config.indexIntervalBytes,
+            maxIndexBytes: opts.config.segmentIndexBytes,
+            writable: true,
+            create: true,
+            maxEntryBytes: opts.config.maxReadEntryBytes,
+          }),
+        );
+        io.syncDir(this.dir);
+      }
+      nextOffset = logStartOffset;
+    }
+    nextOffset ??= logStartOffset;
+    // Kafka deletes every segment when the log end is below the checkpointed start offset; a
+    // checkpoint that disagrees with the data is more likely wrong than the data, so clamp.
+    if (logStartOffset > nextOffset) logStartOffset = nextOffset;
+    if (!this.dryRun) segments[segments.length - 1]!.resizeIndexes();
+
+    report.logStartOffset = logStartOffset;
+    report.logEndOffset = nextOffset;
+    report.segments = segments.length;
+    report.repaired =
+      report.truncated.length > 0 ||
+      report.segmentsDropped.length > 0 ||
+      report.tempFilesRemoved.length > 0 ||
+      report.swapsCompleted.length > 0 ||
+      report.indexProblems.length > 0;
+    const recoveryPoint = trusted ? nextOffset : Math.min(recoveryPointFromCheckpoint, nextOffset);
+    return { segments, logStartOffset, nextOffset, recoveryPoint, report };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Readers
+
+  /** Read-only open: no pass changes anything; only the active tail is read for the log end. */
+  private loadReadOnly(): LoadResult {
+    const { io, opts, report } = this;
+    const names = io.readdir(this.dir).sort();
+    const segments: LogSegment[] = [];
+    try {
+      for (const n of names) {
+        const b = parseBaseOffset(n);
+        if (b === undefined || n !== segmentFileName(b, LOG_SUFFIX)) continue;
+        segments.push(new LogSegment({ io, dir: this.dir, baseOffset: b, indexIntervalBytes: opts.config.indexIntervalBytes, maxIndexBytes: opts.config.segmentIndexBytes, writable: false, maxEntryBytes: opts.config.maxReadEntryBytes }));
+      }
+    } catch (e) {
+      for (const s of segments) s.closeQuietly();
+      throw e;
+    }
+    segments.sort((a, b) => a.baseOffset - b.baseOffset);
+    report.markerFound = io.stat(path.join(this.logDir, CLEAN_SHUTDOWN_FILE)) !== undefined;
+    report.cleanShutdown = report.markerFound;
+    const checkpointedRecoveryPoint = this.readCheckpoint(RECOVERY_POINT_CHECKPOINT) ?? 0;
+    const checkpointedStart = this.readCheckpoint(LOG_START_OFFSET_CHECKPOINT);
+    report.recoveryPoint = checkpointedRecoveryPoint;
+    const cheap = this.cheapLogEnd(segments);
     const last = segments[segments.length - 1];
-    if (last) {
-      const tail = last.readNextOffset();
-      nextOffset = tail.nextOffset;
-      if (tail.end.kind !== 'end') opts.onWarning({ file: last.logPath, position: tail.end.position, message: tail.end.reason });
-    }
+    if (last && cheap.tailEnd.kind !== 'end') opts.onWarning({ file: last.logPath, position: cheap.tailEnd.position, message: cheap.tailEnd.reason });
+    let logStartOffset = Math.max(checkpointedStart ?? 0, segments[0]?.baseOffset ?? 0);
+    const nextOffset = last ? cheap.nextOffset : logStartOffset;
+    if (logStartOffset > nextOffset) logStartOffset = nextOffset;
+    report.logStartOffset = logStartOffset;
+    report.logEndOffset = nextOffset;
+    report.segments = segments.length;
+    return { segments, logStartOffset, nextOffset, recoveryPoint: Math.min(checkpointedRecoveryPoint, nextOffset), report };
   }
-
-  // Walk back over empty trailing segments to find the log end offset.
-  if (nextOffset === undefined && segments.length > 0) {
-    for (let i = segments.length - 1; i >= 0 && nextOffset === undefined; i--) {
-      const s = segments[i]!;
-      if (i === segments.length - 1 && s.size === 0) {
-        nextOffset = s.baseOffset;
-        break;
-      }
-      const r = s.readNextOffset();
-      nextOffset = r.nextOffset ?? (s.size === 0 ? s.baseOffset : undefined);
-    }
-  }
-
-  const firstBase = segments[0]?.baseOffset;
-  let logStartOffset = Math.max(checkpointedStart ?? 0, firstBase ?? 0);
-  if (segments.length === 0) {
-    if (readOnly) {
-      // An empty, read-only log: a virtual empty segment is not possible, so report emptiness.
-      return { segments, logStartOffset, nextOffset: logStartOffset, recoveryPoint: checkpointedRecoveryPoint, report };
-    }
-    const seg = new LogSegment({ ...segOpts, baseOffset: logStartOffset, create: true });
-    segments.push(seg);
-    io.syncDir(dir);
-    nextOffset = logStartOffset;
-  }
-  if (nextOffset === undefined) nextOffset = segments[segments.length - 1]!.baseOffset;
-  if (logStartOffset > nextOffset) logStartOffset = nextOffset;
-  if (!readOnly) segments[segments.length - 1]!.resizeIndexes();
-  report.repaired = report.truncated.length > 0 || report.segmentsDropped.length > 0 || report.tempFilesRemoved.length > 0 || report.swapsCompleted.length > 0;
-  const recoveryPoint = clean ? nextOffset : Math.min(checkpointedRecoveryPoint, nextOffset);
-  return { segments, logStartOffset, nextOffset, recoveryPoint, report };
 }

@@ -1,0 +1,86 @@
+/**
+ * A seqlock for readers in other processes. Readers take no lock, and a directory listing taken
+ * while segments are being replaced (or deleted by retention) can miss a range or see old and new
+ * segments side by side. So every change that removes or replaces segment files is bracketed by
+ * `beginChange` / `endChange`, which bump the counter in `<partition>/logtool.generation`
+ * (odd = change in progress, with the changer's pid). A reader reads the generation, opens, reads
+ * it again, and retries unless both reads show the same even value (Log.openStable). Once open, a
+ * reader holds file descriptors, so later renames and unlinks never affect what it reads.
+ *
+ * The file is advisory (no fsync): after a crash, an odd value whose pid is gone counts as idle.
+ * Kafka ignores files it does not know in a partition directory.
+ */
+import path from 'node:path';
+import type { FileIO } from '../io.js';
+
+export const GENERATION_FILE = 'logtool.generation';
+
+export interface Generation {
+  value: number;
+  /** A change is in progress (odd value, and its process is alive). */
+  busy: boolean;
+}
+
+function pidAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function readGeneration(io: FileIO, dir: string): Generation {
+  const file = path.join(dir, GENERATION_FILE);
+  let text = '';
+  try {
+    const st = io.stat(file);
+    if (!st || st.size > 256) return { value: 0, busy: false };
+    const fd = io.open(file, 'r');
+    try {
+      const buf = Buffer.alloc(st.size);
+      const n = io.read(fd, buf, 0, st.size, 0);
+      text = buf.toString('utf8', 0, n);
+    } finally {
+      io.close(fd);
+    }
+  } catch {
+    return { value: 0, busy: false };
+  }
+  const [v, pid] = text.trim().split(/\s+/);
+  const value = Number(v);
+  if (!Number.isSafeInteger(value)) return { value: 0, busy: false };
+  return { value, busy: value % 2 === 1 && pidAlive(Number(pid)) };
+}
+
+function writeGeneration(io: FileIO, dir: string, value: number): void {
+  const file = path.join(dir, GENERATION_FILE);
+  const tmp = `${file}.tmp`;
+  const data = Buffer.from(value % 2 === 1 ? `${value} ${process.pid}\n` : `${value}\n`);
+  const fd = io.open(tmp, 'w');
+  try {
+    io.write(fd, data, 0, data.length, 0);
+  } finally {
+    io.close(fd);
+  }
+  io.rename(tmp, file);
+}
+
+/** Marks the start of a change; returns the token endChange needs. */
+export function beginChange(io: FileIO, dir: string): number {
+  const g = readGeneration(io, dir).value;
+  const odd = g % 2 === 1 ? g + 2 : g + 1;
+  writeGeneration(io, dir, odd);
+  return odd;
+}
+
+export function endChange(io: FileIO, dir: string, token: number): void {
+  writeGeneration(io, dir, token + 1);
+}
+
+/** Blocks the thread for ms milliseconds (used between retries of a synchronous open). */
+export function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

@@ -82,7 +82,7 @@ export class LogReader {
         if (!t) continue;
         from = t.position;
       }
-      const scanner = seg.scanner({ startPosition: from, verifyCrc });
+      const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true });
       for (const entry of scanner.entries()) yield { segment: seg, entry };
       if (scanner.end.kind !== 'end') {
         this.warn({ file: seg.logPath, position: scanner.end.position, message: `${scanner.end.reason}; reading stops at the last valid batch` });

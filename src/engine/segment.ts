@@ -190,14 +190,17 @@ export class LogSegment {
    * Position of the first entry whose last offset ≥ target (floor lookup, then scan), or
    * undefined if no entry in the segment reaches the target.
    */
-  translateOffset(target: number, startingFilePosition = 0): { position: number; entry: LogEntry } | undefined {
-    const floor = this.offsetIndex.lookup(target);
+  translateOffset(target: number, startingFilePosition = 0, ignoreIndex = false): { position: number; entry: LogEntry } | undefined {
+    const floor = ignoreIndex ? { offset: this.baseOffset, position: 0 } : this.offsetIndex.lookup(target);
     const start = Math.max(floor.position, startingFilePosition);
     // An index entry past the end of the log (stale index) must not be trusted.
-    const scanner = this.scanner({ startPosition: start <= this.size ? start : 0 });
+    const from = start >= 0 && start <= this.size ? start : 0;
+    const scanner = this.scanner({ startPosition: from });
     for (const entry of scanner.entries()) {
       if (entry.lastOffset >= target) return { position: entry.position, entry };
     }
+    // An index entry that does not point at a batch boundary (damaged index): scan from the start.
+    if (scanner.end.kind === 'corrupt' && from > 0) return this.translateOffset(target, 0, true);
     return undefined;
   }
 
@@ -205,7 +208,7 @@ export class LogSegment {
   findOffsetByTimestamp(ts: number, startOffset = this.baseOffset): LogRecord | undefined {
     const floor = this.timeIndex.lookup(ts);
     const pos = this.offsetIndex.lookup(Math.max(floor.offset, startOffset)).position;
-    const scanner = this.scanner({ startPosition: pos <= this.size ? pos : 0 });
+    const scanner = this.scanner({ startPosition: pos >= 0 && pos <= this.size ? pos : 0 });
     for (const entry of scanner.entries()) {
       if (entry.maxTimestamp < ts || entry.lastOffset < startOffset) continue;
       for (const r of decodeEntryRecords(entry, { file: this.logPath })) {

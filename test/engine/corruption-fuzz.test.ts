@@ -200,7 +200,8 @@ async function openAndRead(t: Template, state: CrashState, touched: { file: stri
  */
 function scansCleanly(data: Buffer, file: string): boolean {
   const io = new CrashFS({ files: new Map([[file, data]]), dirs: new Set([path.dirname(file)]) }, { record: false });
-  const s = new EntryScanner({ io, path: file, verifyCrc: true });
+  // Readers check CRCs and that offsets increase inside their segment, so this does too.
+  const s = new EntryScanner({ io, path: file, verifyCrc: true, segmentBaseOffset: Number(path.basename(file).slice(0, 20)) });
   for (const e of s.entries()) void e;
   return s.end.kind === 'end';
 }

@@ -1,0 +1,142 @@
+/**
+ * `logtool compact <dir>`: Kafka's log cleaner on one partition directory (engine/cleaner/).
+ * Keeps the latest record per key, never changes offsets, removes tombstones delete.retention.ms
+ * after their first cleaning, and swaps the cleaned segments in by Kafka's crash-safe protocol.
+ * Reports what was (or, with --dry-run, would be) removed: records, bytes, segments and files.
+ *
+ * Exit codes: 0 done (or nothing to do), 3 the log cannot be compacted as it is (records without
+ * a key, corrupt batches, codecs or formats not supported), 1 failure, 2 usage.
+ */
+import path from 'node:path';
+import { Command } from 'commander';
+import { Log } from '../engine/log.js';
+import { LogtoolError } from '../engine/errors.js';
+import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
+import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
+import { Output, colours } from '../render/output.js';
+import { startProgress } from '../render/progress.js';
+import { addTopicConfigOptions, configFromOptions, openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
+import { formatBytes } from './recover.js';
+
+interface CompactOpts {
+  dryRun?: boolean;
+  json?: boolean;
+  fromStart?: boolean;
+  maxMemory: number;
+  offsetMapBytes?: number;
+  now?: number;
+  keepRemoved?: string;
+  progress?: boolean;
+  [k: string]: unknown;
+}
+
+export function compactCommand(): Command {
+  const cmd = new Command('compact')
+    .description("compact a partition directory by Kafka's cleaner rules: keep the latest record per key")
+    .argument('<dir>', 'partition directory, named <topic>-<partition>')
+    .option('--dry-run', 'report how many records and bytes would be removed; change nothing')
+    .option('--json', 'print the report as one JSON object')
+    .option('--from-start', 'ignore cleaner-offset-checkpoint: treat the whole log as dirty (re-clean from the log start offset)')
+    .option('--max-memory <bytes>', `bound on the cleaner's memory: offset map plus I/O buffers (default ${DEFAULT_CLEANER_MEMORY_BYTES}, Kafka's dedupe buffer)`, parseInteger('--max-memory', 1), DEFAULT_CLEANER_MEMORY_BYTES)
+    .option('--offset-map-bytes <bytes>', 'size the key→offset map explicitly (24 bytes per key slot); a small map means several passes', parseInteger('--offset-map-bytes', 48))
+    .option('--now <time>', 'clean as of this time: delete horizons, min.compaction.lag.ms (epoch ms or ISO-8601; default now)', parseTime('--now'))
+    .option('--keep-removed <dir>', 'keep every replaced segment file under <dir>/<partition>/<time>/ instead of deleting it')
+    .option('--no-progress', 'no progress spinner on a terminal');
+  addTopicConfigOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+What stays: for each key the record with the highest offset; tombstones (null value) until
+delete.retention.ms after the cleaning that first kept them; the active segment, segments younger
+than min.compaction.lag.ms and open transactions are not cleaned. Offsets never change. Cleaned
+segments are merged up to segment.bytes. Progress is recorded in cleaner-offset-checkpoint, so the
+next run only maps what was appended since (use --from-start to re-clean everything).
+
+Records without a key cannot be compacted: the command lists them and stops without changing
+anything. Replaced segment files are deleted unless --keep-removed is given; the report lists them.
+
+Examples:
+  logtool compact logdata/users-0 --dry-run
+  logtool compact logdata/users-0 --delete-retention-ms 3600000 --json | jq .recordsRemoved
+  logtool compact /var/lib/kafka/__consumer_offsets-12 --keep-removed /tmp/removed
+  logtool compact logdata/users-0 --max-memory 33554432 --from-start`,
+  );
+  cmd.action(async (dir: string, opts: CompactOpts) => {
+    const out = new Output();
+    const counter: WarningCounter = { count: 0 };
+    const config = configFromOptions(opts);
+    const progress = startProgress(`compacting ${dir}`, opts.progress !== false && !opts.json);
+    const log = opts.dryRun ? Log.openStable(dir, { config }) : openLog(dir, { config, create: false }, counter);
+    let report: CleanReport;
+    try {
+      report = await log.compact({
+        dryRun: opts.dryRun,
+        fromStart: opts.fromStart,
+        maxMemoryBytes: opts.maxMemory,
+        offsetMapBytes: opts.offsetMapBytes,
+        nowMs: opts.now,
+        keepRemovedDir: opts.keepRemoved,
+        deleteDelayMs: 0, // from the CLI the replaced files go at once (Kafka: file.delete.delay.ms)
+        onProgress: (p) => progress.update(describeProgress(dir, p)),
+      });
+    } catch (e) {
+      progress.stop();
+      if (opts.json && e instanceof LogtoolError) {
+        await out.json({ ok: false, error: { kind: e.kind, message: e.message, file: e.file, position: e.position }, ...(e instanceof KeylessRecordsError ? { keylessRecords: e.count, firstOffsets: e.firstOffsets, files: e.files } : {}) });
+        await out.flush();
+      }
+      await log.close();
+      throw e;
+    }
+    progress.stop();
+    await log.close();
+    if (opts.json) await out.json({ ok: true, ...report });
+    else for (const l of renderCompactReport(report)) await out.line(l);
+    await out.flush();
+    if (counter.count > 0) process.exitCode = 3;
+  });
+  return cmd;
+}
+
+function describeProgress(dir: string, p: CleanProgress): string {
+  const what = p.phase === 'scan' ? 'checking' : p.phase === 'map' ? 'mapping keys of' : 'cleaning';
+  const pct = p.bytesTotal > 0 ? ` ${Math.min(100, Math.floor((100 * p.bytesDone) / p.bytesTotal))}%` : '';
+  return `${what} ${dir}${p.pass > 0 ? ` (pass ${p.pass})` : ''}:${pct} of ${formatBytes(p.bytesTotal)}`;
+}
+
+export function renderCompactReport(r: CleanReport): string[] {
+  const c = colours();
+  const rel = (f: string) => (path.isAbsolute(f) && f.startsWith(r.dir) ? path.relative(r.dir, f) : f);
+  const lines: string[] = [];
+  const verb = r.dryRun ? 'Dry run of compaction for' : 'Compacted';
+  lines.push(`${verb} ${r.dir}`);
+  if (!r.cleanupPolicy.split(',').map((p) => p.trim()).includes('compact')) {
+    lines.push(c.yellow(`  note: cleanup.policy is "${r.cleanupPolicy}"; Kafka would not compact this log by itself (compacting because you asked)`));
+  }
+  if (r.nothingToClean) {
+    lines.push(`  ${r.nothingToClean}`);
+    lines.push(c.green('Nothing to do.'));
+    return lines;
+  }
+  const would = (done: string, planned: string) => (r.dryRun ? planned : done);
+  lines.push(`  cleaned range         offsets ${r.firstDirtyOffset} (first dirty) up to ${r.firstUncleanableOffset} (first uncleanable), ${r.passes} pass(es)`);
+  lines.push(`  records ${would('removed', 'to remove')}       ${r.recordsRemoved} (${r.recordsRetained} kept in the cleaned range${r.tombstonesRemoved ? `, ${r.tombstonesRemoved} tombstone(s) past their delete horizon` : ''})`);
+  lines.push(`  bytes ${would('removed', 'to remove')}         ${formatBytes(r.bytesRemoved)} (${formatBytes(r.bytesBefore)} → ${formatBytes(r.bytesAfter)})`);
+  lines.push(`  batches               ${r.batchesCopied} copied as they were, ${r.batchesRewritten} rewritten, ${r.batchesEmptied} kept empty, ${r.batchesRemoved} removed`);
+  if (r.deleteHorizonsSet) lines.push(`  delete horizons set   ${r.deleteHorizonsSet} batch(es) with tombstones or markers (removable after ${new Date(r.nowMs).toISOString()} + delete.retention.ms)`);
+  lines.push(`  segments              ${r.segmentsBefore} → ${r.segmentsAfter}`);
+  for (const g of r.groups) {
+    if (g.unchanged) continue;
+    const from = g.replaced.map((b) => String(b)).join(', ');
+    lines.push(`    ${would('replaced', 'would replace')} segment(s) ${from} (${formatBytes(g.bytesBefore)}) → ${rel(g.file)} (${formatBytes(g.bytesAfter)})`);
+  }
+  if (!r.dryRun) {
+    const kept = r.removedFiles.filter((f) => f.keptAt);
+    lines.push(`  files removed         ${r.removedFiles.length}${kept.length ? `, copies kept under ${path.dirname(kept[0]!.keptAt!)}` : ' (deleted)'}`);
+    for (const f of r.removedFiles) lines.push(`    ${rel(f.file)}${f.keptAt ? ` → ${f.keptAt}` : ''}`);
+    lines.push(`  cleaner-offset-checkpoint ${r.cleanedThrough}`);
+  }
+  lines.push(`  offset map            ${r.offsetMap.slots} slots (${formatBytes(r.offsetMap.memoryBytes)}), peak ${r.offsetMap.peakEntries} keys; memory bound ${formatBytes(r.memory.boundBytes)}`);
+  lines.push(r.dryRun ? c.yellow('Dry run: nothing was changed.') : c.green(`Done in ${r.durationMs} ms.`));
+  return lines;
+}

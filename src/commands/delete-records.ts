@@ -1,0 +1,59 @@
+/**
+ * `logtool delete-records <dir> --before-offset N`: what `kafka-delete-records` does to a partition.
+ * The log start offset advances to N (never backwards, at most the log end offset) and is persisted
+ * in `<log dir>/log-start-offset-checkpoint`; segments wholly below it are deleted at once (renamed
+ * `.deleted`, then removed). Reads below the new log start offset fail with an error naming it.
+ *
+ * Exit codes: 0 done, 1 failure (N beyond the log end offset), 2 usage.
+ */
+import { Command } from 'commander';
+import { Log } from '../engine/log.js';
+import { LogtoolError } from '../engine/errors.js';
+import type { RetentionReport } from '../engine/cleaner/types.js';
+import { Output } from '../render/output.js';
+import { openLog, parseInteger, type WarningCounter } from './shared.js';
+import { renderRetentionReport } from './retention.js';
+
+interface DeleteRecordsOpts {
+  beforeOffset?: number;
+  dryRun?: boolean;
+  json?: boolean;
+  keepRemoved?: string;
+}
+
+export function deleteRecordsCommand(): Command {
+  return new Command('delete-records')
+    .description('advance the log start offset (as kafka-delete-records does) and delete the segments below it')
+    .argument('<dir>', 'partition directory, named <topic>-<partition>')
+    .option('--before-offset <n>', 'records before this offset are deleted: it becomes the log start offset', parseInteger('--before-offset', 0))
+    .option('--dry-run', 'report what would change; change nothing')
+    .option('--json', 'print the report as one JSON object')
+    .option('--keep-removed <dir>', 'keep every deleted segment file under <dir>/<partition>/<time>/ instead of deleting it')
+    .addHelpText(
+      'after',
+      `
+Records in a segment that still holds offsets at or above the new log start offset stay in the file
+but can no longer be read. The new log start offset is what kafka-delete-records reports as the
+partition's low watermark; Kafka (and logtool) read it from log-start-offset-checkpoint.
+
+Examples:
+  logtool delete-records logdata/events-0 --before-offset 1500
+  logtool delete-records logdata/events-0 --before-offset 1500 --dry-run --json`,
+    )
+    .action(async (dir: string, opts: DeleteRecordsOpts) => {
+      if (opts.beforeOffset === undefined) throw new LogtoolError('usage', '--before-offset is required');
+      const out = new Output();
+      const counter: WarningCounter = { count: 0 };
+      const log = opts.dryRun ? Log.openStable(dir) : openLog(dir, { create: false }, counter);
+      let report: RetentionReport;
+      try {
+        report = log.deleteRecordsBefore(opts.beforeOffset, { dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 });
+      } finally {
+        await log.close();
+      }
+      if (opts.json) await out.json(report);
+      else for (const l of renderRetentionReport(report, 'delete-records')) await out.line(l);
+      await out.flush();
+      if (counter.count > 0) process.exitCode = 3;
+    });
+}

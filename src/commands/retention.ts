@@ -1,0 +1,99 @@
+/**
+ * `logtool retention <dir>`: applies Kafka's retention now (engine/cleaner/retention.ts): segments
+ * wholly below the log start offset, then by retention.bytes (oldest first), then by retention.ms
+ * against each segment's largest record timestamp (file mtime only when a segment has none).
+ * Deleted segments are renamed `.deleted` and removed at once (Kafka waits file.delete.delay.ms);
+ * the log always keeps a segment. Reports what was (or, with --dry-run, would be) deleted.
+ *
+ * Exit codes: 0 done (also when nothing was due), 1 failure, 2 usage.
+ */
+import path from 'node:path';
+import { Command } from 'commander';
+import { Log } from '../engine/log.js';
+import type { RetentionReport } from '../engine/cleaner/types.js';
+import { Output, colours } from '../render/output.js';
+import { startProgress } from '../render/progress.js';
+import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
+import { formatBytes } from './recover.js';
+
+interface RetentionOpts {
+  retentionMs?: number;
+  retentionBytes?: number;
+  dryRun?: boolean;
+  json?: boolean;
+  now?: number;
+  keepRemoved?: string;
+  progress?: boolean;
+}
+
+export function retentionCommand(): Command {
+  return new Command('retention')
+    .description("apply Kafka's retention to a partition directory now: delete segments past retention.ms / retention.bytes")
+    .argument('<dir>', 'partition directory, named <topic>-<partition>')
+    .option('--retention-ms <ms>', 'delete segments whose newest record is older than this (default: the log\'s retention.ms; -1 = off); not remembered', parseInteger('--retention-ms', -1))
+    .option('--retention-bytes <n>', 'delete the oldest segments while the log is larger than this (default: the log\'s retention.bytes; -1 = off); not remembered', parseInteger('--retention-bytes', -1))
+    .option('--dry-run', 'report what would be deleted; change nothing')
+    .option('--json', 'print the report as one JSON object')
+    .option('--now <time>', 'evaluate retention.ms as of this time (epoch ms or ISO-8601; default now)', parseTime('--now'))
+    .option('--keep-removed <dir>', 'keep every deleted segment file under <dir>/<partition>/<time>/ instead of deleting it')
+    .option('--no-progress', 'no progress spinner on a terminal')
+    .addHelpText(
+      'after',
+      `
+Kafka's order: segments wholly below the log start offset (see delete-records) go first, then, if
+cleanup.policy contains delete, the oldest segments while the log exceeds retention.bytes, then
+segments whose largest record timestamp is more than retention.ms old. Only a prefix of the log is
+ever deleted, and a log whose every segment goes gets a new empty segment at its end offset first.
+
+Examples:
+  logtool retention logdata/events-0 --dry-run
+  logtool retention logdata/events-0 --retention-ms 86400000 --json | jq '.deleted[].file'
+  logtool retention logdata/events-0 --retention-bytes 1073741824 --keep-removed /tmp/old-segments
+  logtool retention logdata/events-0 --retention-ms 3600000 --now 2026-01-01T00:00:00Z`,
+    )
+    .action(async (dir: string, opts: RetentionOpts) => {
+      const out = new Output();
+      const counter: WarningCounter = { count: 0 };
+      const progress = startProgress(`applying retention to ${dir}`, opts.progress !== false && !opts.json);
+      const log = opts.dryRun ? Log.openStable(dir) : openLog(dir, { create: false }, counter);
+      let report: RetentionReport;
+      try {
+        report = log.applyRetention({ retentionMs: opts.retentionMs, retentionBytes: opts.retentionBytes, nowMs: opts.now, dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 });
+      } finally {
+        progress.stop();
+        await log.close();
+      }
+      if (opts.json) await out.json(report);
+      else for (const l of renderRetentionReport(report, 'retention')) await out.line(l);
+      await out.flush();
+      if (counter.count > 0) process.exitCode = 3;
+    });
+}
+
+export function renderRetentionReport(r: RetentionReport, what: 'retention' | 'delete-records'): string[] {
+  const c = colours();
+  const rel = (f: string) => (f.startsWith(r.dir) ? path.relative(r.dir, f) : f);
+  const lines: string[] = [];
+  lines.push(`${r.dryRun ? `Dry run of ${what} for` : what === 'retention' ? 'Applied retention to' : 'Deleted records of'} ${r.dir}`);
+  if (what === 'retention') {
+    const ms = r.retentionMs < 0 ? 'off' : `${r.retentionMs} ms`;
+    const bytes = r.retentionBytes < 0 ? 'off' : formatBytes(r.retentionBytes);
+    const policy = r.cleanupPolicy.split(',').map((s) => s.trim()).includes('delete') ? '' : ' (cleanup.policy has no "delete": only the log-start-offset rule applies)';
+    lines.push(`  cleanup.policy ${r.cleanupPolicy}, retention.ms ${ms}, retention.bytes ${bytes}${policy}; evaluated at ${new Date(r.nowMs).toISOString()}`);
+  }
+  if (r.deleted.length === 0) lines.push('  no segment is due for deletion');
+  for (const d of r.deleted) {
+    const why =
+      d.reason === 'retention.ms'
+        ? `largest timestamp ${d.largestTimestamp >= 0 ? new Date(d.largestTimestamp).toISOString() : d.largestTimestamp}${d.timestampSource === 'mtime' ? ' (file mtime: no record timestamps)' : ''} older than retention.ms`
+        : d.reason === 'retention.bytes'
+          ? 'log larger than retention.bytes'
+          : `wholly below the log start offset ${r.logStartOffsetAfter}`;
+    lines.push(`  ${r.dryRun ? c.yellow('would delete') : c.yellow('deleted')} ${rel(d.file)} (offsets ${d.baseOffset}..${d.upperBound - 1}, ${formatBytes(d.sizeBytes)}): ${why}`);
+    for (const f of d.files) if (f.keptAt) lines.push(`    ${rel(f.file)} kept at ${f.keptAt}`);
+  }
+  if (r.rolled) lines.push(`  every segment ${r.dryRun ? 'would go' : 'went'}: an empty segment ${r.dryRun ? 'would be' : 'was'} rolled at offset ${r.logEndOffset} first`);
+  lines.push(`  ${formatBytes(r.bytesDeleted)} in ${r.deleted.length} segment(s); segments ${r.segmentsBefore} → ${r.segmentsAfter}; log start offset ${r.logStartOffsetBefore} → ${r.logStartOffsetAfter}`);
+  if (r.dryRun) lines.push(c.yellow('Dry run: nothing was changed.'));
+  return lines;
+}

@@ -1,0 +1,167 @@
+/**
+ * Kafka's crash-safe segment replacement (LocalLog.replaceSegments, kafka-format.md §15.4):
+ *
+ *   1. rename the new segment's files `.cleaned` → `.swap` (new segments in descending base-offset
+ *      order; per segment: log, index, time index, txn index — Kafka's changeFileSuffixes order);
+ *      then fsync the directory, so the swap files are durable before anything old goes away;
+ *   2. rename each old segment's files to `<name>.deleted`;
+ *   3. rename the `.swap` files to their final names;
+ *   4. fsync the directory;
+ *   5. remove the `.deleted` files (at once, or after file.delete.delay.ms by the caller).
+ *
+ * A crash at any point is completed or undone by the loader (loader.ts, §10.1): `.cleaned` files
+ * are deleted (undo); a `.swap` whose base is ≥ the lowest `.cleaned` base is deleted (undo of a
+ * half-done step 1); remaining `.swap` files replace every old file in their offset range and are
+ * renamed into place (completion of steps 2–3); `.deleted` files are removed.
+ *
+ * Live readers in other processes: every replacement bumps a generation file (seqlock, see
+ * generation.ts) around steps 1–5, so a reader can tell that the directory changed under it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FileIO } from '../io.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from '../segment.js';
+import { LogtoolError } from '../errors.js';
+
+export const CLEANED_SUFFIX = '.cleaned';
+export const SWAP_SUFFIX = '.swap';
+export const DELETED_SUFFIX = '.deleted';
+/** Kafka's changeFileSuffixes order. */
+export const SEGMENT_FILE_ORDER = [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX] as const;
+
+export type SwapPhase =
+  /** (cleaner) the `.cleaned` segment is written and fsynced. */
+  | 'cleaned-written'
+  | 'cleaned-to-swap'
+  | 'swap-durable'
+  | 'kept-aside'
+  | 'old-to-deleted'
+  | 'swap-to-final'
+  | 'final-durable'
+  | 'deleted-removed'
+  /** (cleaner) cleaner-offset-checkpoint written at the end of a round. */
+  | 'checkpointed';
+
+export interface SwapStep {
+  phase: SwapPhase;
+  /** The file just renamed or removed (absent for directory fsyncs). */
+  file?: string;
+}
+
+/** Called after every step; tests throw from it to simulate a crash right after that step. */
+export type StepHook = (step: SwapStep) => void;
+
+export interface RemovedFile {
+  /** Original path of the file that left the log. */
+  file: string;
+  /** Where a copy was kept (with --keep-removed), if anywhere. */
+  keptAt?: string;
+}
+
+export interface SwapRequest {
+  io: FileIO;
+  dir: string;
+  /** Base offsets of the new segments (their files carry the `.cleaned` suffix now). */
+  newBases: number[];
+  /** Old segments: base offset and the paths of their existing files. */
+  old: { baseOffset: number; files: string[] }[];
+  /** Keep a copy (hard link, or copy across file systems) of every old file here before it goes. */
+  keepDir?: string;
+  /** Remove the `.deleted` files at once (the CLI); otherwise the caller schedules it. */
+  deleteNow: boolean;
+  hook?: StepHook;
+}
+
+export interface SwapResult {
+  /** Files renamed to `.deleted` (removed already when deleteNow). */
+  deleted: string[];
+  removed: RemovedFile[];
+}
+
+function existing(io: FileIO, dir: string, base: number, suffix: string): string[] {
+  const out: string[] = [];
+  for (const s of SEGMENT_FILE_ORDER) {
+    const p = path.join(dir, segmentFileName(base, s) + suffix);
+    if (io.stat(p)) out.push(p);
+  }
+  return out;
+}
+
+/** Hard-links (or copies) a file into dir; returns the new path. Never overwrites. */
+export function keepAside(file: string, dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  // A later pass can replace a segment of the same name again: never overwrite an earlier copy.
+  let target = path.join(dir, path.basename(file));
+  for (let n = 1; fs.existsSync(target); n++) target = path.join(dir, `${path.basename(file)}.${n}`);
+  try {
+    fs.linkSync(file, target);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw new LogtoolError('io', `cannot keep a copy: ${code}`, { file: target }, { cause: e });
+    fs.copyFileSync(file, target, fs.constants.COPYFILE_EXCL);
+    const fd = fs.openSync(target, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+  return target;
+}
+
+export function swapSegments(req: SwapRequest): SwapResult {
+  const { io, dir, hook } = req;
+  const step = (phase: SwapPhase, file?: string) => hook?.({ phase, file });
+  const newBases = [...req.newBases].sort((a, b) => a - b);
+  // 1. .cleaned → .swap, newest segment first.
+  for (const base of [...newBases].reverse()) {
+    for (const f of existing(io, dir, base, CLEANED_SUFFIX)) {
+      const to = f.slice(0, -CLEANED_SUFFIX.length) + SWAP_SUFFIX;
+      io.rename(f, to);
+      step('cleaned-to-swap', to);
+    }
+  }
+  io.syncDir(dir);
+  step('swap-durable');
+  // Copies kept aside before anything old leaves its name, so a crash cannot lose them.
+  const removed: RemovedFile[] = [];
+  const old = [...req.old].sort((a, b) => a.baseOffset - b.baseOffset);
+  for (const seg of old) {
+    for (const f of seg.files) {
+      if (req.keepDir) {
+        const keptAt = keepAside(f, req.keepDir);
+        removed.push({ file: f, keptAt });
+        step('kept-aside', keptAt);
+      } else removed.push({ file: f });
+    }
+  }
+  // 2. old files → .deleted.
+  const deleted: string[] = [];
+  for (const seg of old) {
+    for (const f of seg.files) {
+      const to = f + DELETED_SUFFIX;
+      io.rename(f, to);
+      deleted.push(to);
+      step('old-to-deleted', to);
+    }
+  }
+  // 3. .swap → final names, oldest first.
+  for (const base of newBases) {
+    for (const f of existing(io, dir, base, SWAP_SUFFIX)) {
+      const to = f.slice(0, -SWAP_SUFFIX.length);
+      io.rename(f, to);
+      step('swap-to-final', to);
+    }
+  }
+  // 4. make the renames durable.
+  io.syncDir(dir);
+  step('final-durable');
+  // 5. physical removal.
+  if (req.deleteNow) {
+    for (const f of deleted) {
+      io.unlink(f);
+      step('deleted-removed', f);
+    }
+  }
+  return { deleted, removed };
+}

@@ -1,0 +1,73 @@
+/**
+ * The offset map (Kafka's SkimpyOffsetMap): MD5 of the key, exactly as node:crypto computes it,
+ * whatever the key length; later offsets overwrite; absent keys read −1; the map reports full at
+ * slots × 0.9 without changing anything; memory is exactly slots × 24 bytes; and every key put in
+ * is found again at that load.
+ */
+import crypto from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { md5Into, OffsetMap, OFFSET_MAP_ENTRY_BYTES } from '../../../src/engine/cleaner/offset-map.js';
+
+describe('md5Into', () => {
+  it('equals node:crypto MD5 for every key length and position', () => {
+    const out = new Int32Array(4);
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 400 }), fc.nat({ max: 16 }), (bytes, pad) => {
+        const buf = Buffer.concat([Buffer.alloc(pad, 7), Buffer.from(bytes), Buffer.alloc(3, 9)]);
+        md5Into(buf, pad, pad + bytes.length, out);
+        expect(Buffer.from(out.buffer).toString('hex')).toBe(crypto.createHash('md5').update(bytes).digest('hex'));
+      }),
+      { numRuns: 500 },
+    );
+    for (const n of [0, 55, 56, 63, 64, 119, 120, 128]) {
+      const b = crypto.randomBytes(n);
+      md5Into(b, 0, n, out);
+      expect(Buffer.from(out.buffer).toString('hex')).toBe(crypto.createHash('md5').update(b).digest('hex'));
+    }
+  });
+});
+
+describe('OffsetMap', () => {
+  const key = (s: string) => Buffer.from(s);
+  const put = (m: OffsetMap, k: string, o: number) => m.put(key(k), 0, Buffer.byteLength(k), o);
+  const get = (m: OffsetMap, k: string) => m.get(key(k), 0, Buffer.byteLength(k));
+
+  it('keeps the latest offset per key, −1 for absent keys, and tracks the latest offset mapped', () => {
+    const m = new OffsetMap(24 * 100);
+    expect(m.memoryBytes).toBe(2400);
+    expect(m.slots).toBe(100);
+    expect(m.maxEntries).toBe(90);
+    expect(put(m, 'a', 5)).toBe(true);
+    expect(put(m, 'b', 6)).toBe(true);
+    expect(put(m, 'a', 9)).toBe(true);
+    expect(get(m, 'a')).toBe(9);
+    expect(get(m, 'b')).toBe(6);
+    expect(get(m, 'zzz')).toBe(-1);
+    expect(m.size).toBe(2);
+    expect(m.latestOffset).toBe(9);
+    m.clear();
+    expect(get(m, 'a')).toBe(-1);
+    expect(m.latestOffset).toBe(-1);
+  });
+
+  it('reports full at 90% of its slots and then changes nothing, not even existing keys', () => {
+    const m = new OffsetMap(24 * 20);
+    for (let i = 0; i < 18; i++) expect(put(m, `k${i}`, i)).toBe(true);
+    expect(m.isFull).toBe(true);
+    expect(put(m, 'k0', 100)).toBe(false);
+    expect(put(m, 'new', 101)).toBe(false);
+    expect(get(m, 'k0')).toBe(0);
+    expect(get(m, 'new')).toBe(-1);
+    expect(m.latestOffset).toBe(17);
+  });
+
+  it('finds every key again at full load (Kafka probing), with large offsets intact', () => {
+    const slots = 5000;
+    const m = new OffsetMap(slots * OFFSET_MAP_ENTRY_BYTES);
+    const n = m.maxEntries;
+    for (let i = 0; i < n; i++) expect(put(m, `key-${i}`, 2 ** 40 + i)).toBe(true);
+    for (let i = 0; i < n; i++) expect(get(m, `key-${i}`)).toBe(2 ** 40 + i);
+    for (let i = n; i < n + 200; i++) expect(get(m, `key-${i}`)).toBe(-1);
+  });
+});

@@ -41,6 +41,7 @@ interface AppendOpts {
   json?: boolean;
   compression?: string;
   ackBeforeSync?: boolean;
+  stats?: boolean;
   [k: string]: unknown;
 }
 
@@ -57,8 +58,10 @@ export function appendCommand(): Command {
     .option('--encoding <enc>', 'how keys, values and header values are encoded in the input: utf8, base64, hex', 'utf8')
     .option('--batch-records <n>', 'at most this many records per batch', parseInteger('--batch-records', 1), 1000)
     .addOption(new Option('--compression <codec>', 'batch compression').choices([...compressionNames]))
-    .option('--json', 'print {"baseOffset","lastOffset","count"} per batch once it is acknowledged');
+    .option('--stats', 'print the written / committed / flushed positions and flush counters to stderr before closing')
+    .option('--json', 'print {"baseOffset","lastOffset","count","status"} per batch once it is acknowledged (status: flushed, committed or written, by --flush; see docs/durability.md)');
   addFlushOptions(cmd);
+  cmd.option('--no-flush-when-queue-empty', 'sync: close a group only by --max-wait-ms / --max-group-bytes / --max-group-records, not as soon as no more appends are queued');
   addTopicConfigOptions(cmd);
   cmd.addHelpText(
     'after',
@@ -78,7 +81,9 @@ Examples:
     if (!single && !opts.input && process.stdin.isTTY) {
       throw new LogtoolError('usage', 'nothing to append: give --value, or pipe NDJSON or --lines into stdin, or use --input FILE');
     }
-    const log = openLog(dir, { config: { ...configFromOptions(opts), ...flushConfigFromOptions(opts) } });
+    const log = openLog(dir, {
+      config: { ...configFromOptions(opts), ...flushConfigFromOptions(opts), ...(opts.flushWhenQueueEmpty === false ? { flushWhenQueueEmpty: false } : {}) },
+    });
     let failed: LogtoolError | undefined;
     try {
       const appender = new BatchAppender(log, out, { json: Boolean(opts.json), compression, ackBeforeSync: opts.ackBeforeSync, batchRecords: opts.batchRecords });
@@ -101,7 +106,9 @@ Examples:
         }, () => appender.flush());
       }
       await appender.flush();
+      await appender.drain();
       failed = appender.failure;
+      if (opts.stats) printStats(log);
     } finally {
       await log.close();
       await out.flush();
@@ -109,6 +116,17 @@ Examples:
     if (failed) throw failed;
   });
   return cmd;
+}
+
+/** One line on stderr: the three positions (offset, segment@byte) and the flush counters. */
+function printStats(log: Log): void {
+  const p = log.positions();
+  const at = (x: { offset: number; segment: number; position: number }) => `${x.offset} (segment ${x.segment} @ ${x.position})`;
+  const s = log.flushStats;
+  process.stderr.write(
+    `positions: written ${at(p.written)}, committed ${at(p.committed)}, flushed ${at(p.flushed)}, recovery point ${p.recoveryPoint}; ` +
+      `fsyncs ${s.fsyncs}, group commits ${s.groups} (largest ${s.largestGroup}), commits ${s.commits}, timed out ${s.timedOut}\n`,
+  );
 }
 
 function decodeArg(text: string, enc: Encoding, name: string): Buffer {
@@ -176,12 +194,24 @@ export async function readLines(
   if (carry.length > 0) await onLine(carry.endsWith('\r') ? carry.slice(0, -1) : carry, ++lineNo);
 }
 
-/** Collects records into batches bounded by count and max.message.bytes. */
+/** Batches appended but not yet acknowledged, at most; more input waits (backpressure). */
+const MAX_BATCHES_IN_FLIGHT = 16;
+
+/**
+ * Collects records into batches bounded by count and max.message.bytes. Up to
+ * MAX_BATCHES_IN_FLIGHT batches await their acknowledgement at once (so sync appends of a fast
+ * producer share group commits); acknowledgement lines are printed in offset order, each only
+ * once its batch is acknowledged under the flush mode.
+ */
 class BatchAppender {
   private pending: RecordInput[] = [];
   private pendingBytes = 0;
   failure: LogtoolError | undefined;
   private readonly maxBatchBytes: number;
+  /** Resolves when every acknowledgement so far has been handled (printed or recorded). */
+  private acked: Promise<void> = Promise.resolve();
+  private readonly inFlight: Promise<void>[] = [];
+  private error: unknown;
 
   constructor(
     private readonly log: Log,
@@ -202,17 +232,37 @@ class BatchAppender {
     if (this.pending.length >= this.opts.batchRecords) await this.flush();
   }
 
+  /** Appends the pending records as one batch; returns once fewer than the in-flight limit await acknowledgement. */
   async flush(): Promise<void> {
+    if (this.error) throw this.error;
     if (this.pending.length === 0) return;
     const records = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    const res = await this.log.append(records, { compression: this.opts.compression, ackBeforeSync: this.opts.ackBeforeSync });
-    if (res.status === 'timed-out') {
-      this.failure ??= new LogtoolError('io', `batch ${res.baseOffset}..${res.lastOffset} was not confirmed durable within sync.timeout.ms; it may or may not be on disk`, { file: this.log.dir });
-      return;
-    }
-    if (this.opts.json) await this.out.json({ baseOffset: res.baseOffset, lastOffset: res.lastOffset, count: res.count });
-    await this.out.flush();
+    // Offsets are assigned here, in call order; the acknowledgement may come later.
+    const ack = this.log.append(records, { compression: this.opts.compression, ackBeforeSync: this.opts.ackBeforeSync });
+    const handled = Promise.all([ack, this.acked]).then(async ([res]) => {
+      if (res.status === 'timed-out') {
+        this.failure ??= new LogtoolError('io', `batch ${res.baseOffset}..${res.lastOffset} was not confirmed durable within sync.timeout.ms; it may or may not be on disk`, { file: this.log.dir });
+        return;
+      }
+      if (this.opts.json) await this.out.json({ baseOffset: res.baseOffset, lastOffset: res.lastOffset, count: res.count, status: res.status });
+      await this.out.flush();
+    });
+    // Remember the first failure; later chained handlers see it through `acked`.
+    handled.catch((e: unknown) => {
+      this.error ??= e;
+    });
+    this.acked = handled;
+    this.inFlight.push(handled);
+    if (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT) await this.inFlight.shift()!.catch(() => undefined);
+    if (this.error) throw this.error;
+  }
+
+  /** Waits until every batch is acknowledged (or failed); throws the first failure. */
+  async drain(): Promise<void> {
+    await this.acked.catch(() => undefined);
+    this.inFlight.length = 0;
+    if (this.error) throw this.error;
   }
 }

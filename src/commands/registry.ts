@@ -3,7 +3,13 @@
  * one entry here, so parallel work does not collide in cli.ts.
  */
 import type { Command } from 'commander';
+import { benchCommand } from './bench.js';
+import { recoverCommand } from './recover.js';
+import { rebuildIndexCommand } from './rebuild-index.js';
+import { compactCommand } from './compact.js';
+import { retentionCommand } from './retention.js';
+import { deleteRecordsCommand } from './delete-records.js';
 
 export function extraCommands(): Command[] {
-  return [];
+  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand()];
 }

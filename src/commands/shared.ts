@@ -95,7 +95,10 @@ export interface WarningCounter {
 /** Opens a log, sending warnings to stderr; counts them so the command can exit 3. */
 export function openLog(dir: string, options: LogOptions, counter?: WarningCounter): Log {
   const seen = new Set<string>();
-  return Log.open(dir, {
+  // Read-only commands use the stable open, so a compaction or retention running in another
+  // process is never seen half done.
+  const open = options.readOnly ? (d: string, o: LogOptions) => Log.openStable(d, o) : (d: string, o: LogOptions) => Log.open(d, o);
+  return open(dir, {
     ...options,
     onWarning: (w) => {
       // The loader and the reader may both meet the same torn tail: say it once.

@@ -11,8 +11,8 @@ import { requireTopicPartition, parseTopicPartition, type TopicPartition } from 
 import { DirectoryLock } from './lock.js';
 import { LogSegment, type AppendedBatchInfo } from './segment.js';
 import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
-import { loadLog, type LoadReport } from './loader.js';
-import { FlushPipeline, type AckStatus, type FlushStats } from './flush/group-commit.js';
+import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
+import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
 import {
   CLEAN_SHUTDOWN_FILE,
   LOG_START_OFFSET_CHECKPOINT,
@@ -24,6 +24,14 @@ import {
 } from './checkpoint.js';
 import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
+// Retention and compaction
+import { CLEANER_OFFSET_CHECKPOINT } from './checkpoint.js';
+import { segmentFileName } from './segment.js';
+import { cleanLog, type CleanReport, type CleanerOptions } from './cleaner/cleaner.js';
+import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, type RetentionRules } from './cleaner/retention.js';
+import { swapSegments, type RemovedFile, type StepHook } from './cleaner/swap.js';
+import { beginChange, endChange, readGeneration, sleepSync } from './cleaner/generation.js';
+import type { RetentionOptions, RetentionReport } from './cleaner/types.js';
 
 export interface LogWarning {
   file: string;
@@ -46,6 +54,15 @@ export interface LogOptions {
   onWarning?: (w: LogWarning) => void;
   /** Keep what recovery cuts off in `lost+found/` (default) or delete it. */
   discardLost?: boolean;
+  /**
+   * How often the thorough flush (active indexes, then the recovery-point checkpoint) runs in the
+   * background; default 60 000 ms (Kafka's log.flush.offset.checkpoint.interval.ms).
+   */
+  thoroughFlushIntervalMs?: number;
+  /** Loader knobs for `logtool recover`: full recovery whatever the marker says, progress. */
+  recovery?: Pick<LoadOptions, 'forceRecoverAll' | 'onProgress'>;
+  /** Apply retention in the background this often (writable opens; off when absent). See startRetention. */
+  retentionCheckIntervalMs?: number;
 }
 
 export interface AppendOptions {
@@ -85,6 +102,22 @@ export interface LogPosition {
   position: number;
 }
 
+/** The three positions of a log (docs/durability.md), plus the recovery point. */
+export interface LogPositions {
+  /** Accepted by the process: includes the write buffer (its byte position assumes no roll). */
+  written: LogPosition;
+  /** Handed to the OS with write(2): survives a crash of the process. */
+  committed: LogPosition;
+  /** Made durable with fdatasync(2): survives power loss. */
+  flushed: LogPosition;
+  /** Offset below which recovery may skip segments (in memory; ≤ flushed). */
+  recoveryPoint: number;
+  /** The recovery point last persisted in recovery-point-offset-checkpoint. */
+  checkpointedRecoveryPoint: number;
+  /** The same three positions as byte totals since this open (monotonic across segments). */
+  bytes: { written: number; committed: number; flushed: number };
+}
+
 export interface SegmentInfo {
   baseOffset: number;
   file: string;
@@ -101,7 +134,18 @@ interface PendingBatch {
   buf: Buffer;
   info: AppendedBatchInfo;
   baseOffset: number;
+  records: number;
 }
+
+const NOTHING_COMMITTED: { bytes: number; records: number } = Object.freeze({ bytes: 0, records: 0 });
+/** A run of small batches up to this size is joined into one write when committed together. */
+const JOIN_WRITES_UP_TO_BYTES = 256 * 1024;
+/** A sync batch this large is committed when appended instead of waiting for its group's write. */
+const COMMIT_AT_ONCE_BYTES = 64 * 1024;
+/** Largest write-buffer arena of buffered mode (commit.bytes plus room for the batch that crosses it). */
+const MAX_ARENA_BYTES = 64 * 1024 * 1024;
+/** Largest reused encoding buffer of append() (larger batches get their own). */
+const MAX_ENCODE_SCRATCH_BYTES = 4 * 1024 * 1024;
 
 export class Log {
   readonly dir: string;
@@ -117,6 +161,13 @@ export class Log {
   private nextOffsetValue: number;
   private committedNextOffset: number;
   private committedTotal = 0;
+  /** Bytes accepted since open (committed + write buffer). */
+  private writtenTotal = 0;
+  /** Committed bytes made durable by the last successful flush. */
+  private flushedTotal = 0;
+  private writeBufferBytes = 0;
+  /** What the active segment's indexes held when last fsynced (thorough flush). */
+  private indexesFlushed: { segment: LogSegment | undefined; entries: number } = { segment: undefined, entries: -1 };
   private flushedPos: LogPosition;
   private recoveryPoint: number;
   private lastCheckpointedRecoveryPoint: number;
@@ -127,6 +178,11 @@ export class Log {
   private readonly lock: DirectoryLock | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private writeBuffer: PendingBatch[] = [];
+  /** Reused by append() for batches that are committed before it returns (async, ackBeforeSync). */
+  private encodeScratch: Buffer | undefined;
+  /** Buffered mode: append() encodes into this arena at arenaPos; reset once the buffer is committed. */
+  private arena: Buffer | undefined;
+  private arenaPos = 0;
   private backgroundError: unknown;
   private closed = false;
   private readonly onWarning: (w: LogWarning) => void;
@@ -145,6 +201,8 @@ export class Log {
     recoveryPoint: number;
     onWarning: (w: LogWarning) => void;
     loadReport: LoadReport;
+    thoroughFlushIntervalMs?: number;
+    retentionCheckIntervalMs?: number;
   }) {
     this.dir = init.dir;
     this.logDir = path.dirname(init.dir);
@@ -167,16 +225,19 @@ export class Log {
       this.pipeline = new FlushPipeline(
         {
           commitBuffered: () => this.commitBuffered(),
+          bufferedBytes: () => this.writeBufferBytes,
           committedBytes: () => this.committedTotal,
           flushCommitted: () => this.flushCommitted(),
-          afterFlush: () => this.afterFlush(),
+          thoroughFlush: () => this.thoroughFlush(),
           onBackgroundError: (e) => {
             this.backgroundError ??= e;
           },
         },
         this.config,
+        { thoroughFlushIntervalMs: init.thoroughFlushIntervalMs },
       );
     }
+    if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
   }
 
   /** Opens (creating if allowed) a partition directory. */
@@ -204,7 +265,7 @@ export class Log {
       const remembered = loadRememberedConfig(io, resolved);
       const config = resolveConfig(remembered, options.config);
       if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
-      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false });
+      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, ...options.recovery });
       return new Log({
         dir: resolved,
         tp,
@@ -218,6 +279,8 @@ export class Log {
         recoveryPoint: loaded.recoveryPoint,
         onWarning,
         loadReport: loaded.report,
+        thoroughFlushIntervalMs: options.thoroughFlushIntervalMs,
+        retentionCheckIntervalMs: options.retentionCheckIntervalMs,
       });
     } catch (e) {
       lock?.release();
@@ -236,20 +299,22 @@ export class Log {
     return this.nextOffsetValue;
   }
 
-  /** Written (accepted), committed (in the file) and flushed (durable) positions. */
-  positions(): { written: LogPosition; committed: LogPosition; flushed: LogPosition; recoveryPoint: number } {
+  /** Written (accepted), committed (in the file) and flushed (durable) positions; docs/durability.md. */
+  positions(): LogPositions {
     const active = this.activeSegment;
-    const bufferedBytes = this.writeBuffer.reduce((n, b) => n + b.buf.length, 0);
     return {
-      written: { offset: this.nextOffsetValue, segment: active.baseOffset, position: active.size + bufferedBytes },
+      written: { offset: this.nextOffsetValue, segment: active.baseOffset, position: active.size + this.writeBufferBytes },
       committed: { offset: this.committedNextOffset, segment: active.baseOffset, position: active.size },
       flushed: { ...this.flushedPos },
       recoveryPoint: this.recoveryPoint,
+      checkpointedRecoveryPoint: this.lastCheckpointedRecoveryPoint,
+      bytes: { written: this.writtenTotal, committed: this.committedTotal, flushed: this.flushedTotal },
     };
   }
 
+  /** Counters of the flush pipeline (fsyncs, group commits, timeouts …). */
   get flushStats(): FlushStats {
-    return this.pipeline?.stats ?? { fsyncs: 0, groups: 0, timedOut: 0, commits: 0 };
+    return this.pipeline?.stats ?? emptyFlushStats();
   }
 
   private ensureWritable(): void {
@@ -276,13 +341,46 @@ export class Log {
       control: options.control,
       logAppendTime: options.logAppendTime,
     };
+    // Encoded into reused scratch space: a batch committed before append returns (async,
+    // ackBeforeSync, large sync batches) needs no allocation and is still in the CPU cache for
+    // write(2); appendEncoded copies a batch out of it when it has to keep it.
+    // Buffered batches are encoded one after another into the write-buffer arena, which the
+    // committer writes with one write(2) per contiguous run, without joining copies.
+    const mode = options.flushMode ?? this.config.flushMode;
+    const scratch = mode !== 'buffered';
+    if (scratch) encodeOpts.into = this.encodeScratch;
+    else {
+      this.arena ??= Buffer.allocUnsafeSlow(Math.min(MAX_ARENA_BYTES, Math.max(65536, this.config.commitBytes + 65536)));
+      if (this.arenaPos < this.arena.length) encodeOpts.into = this.arena.subarray(this.arenaPos);
+    }
     const buf = encodeBatch(records, encodeOpts);
-    return this.appendEncoded(buf, options);
+    if (scratch) {
+      if (buf.buffer !== this.encodeScratch?.buffer && buf.length <= MAX_ENCODE_SCRATCH_BYTES) {
+        this.encodeScratch = Buffer.allocUnsafeSlow(Math.min(MAX_ENCODE_SCRATCH_BYTES, 2 ** Math.ceil(Math.log2(Math.max(buf.length, 65536)))));
+      }
+      return this.appendEncoded(buf, options);
+    }
+    const inArena = buf.buffer === this.arena!.buffer;
+    if (inArena) this.arenaPos += buf.length; // before appendEncoded: a commit it triggers resets the arena
+    try {
+      return this.appendEncoded(buf, options);
+    } catch (e) {
+      if (inArena && this.arenaPos === buf.byteOffset - this.arena!.byteOffset + buf.length) this.arenaPos -= buf.length;
+      throw e;
+    }
   }
 
   /**
    * Appends an already-encoded v2 batch (for example one copied from another log). Its base
    * offset is rewritten to the log end offset; its CRC stays valid since it does not cover it.
+   * The buffer belongs to the log from here on (buffered and sync modes keep it until commit).
+   *
+   * What the returned promise means, by mode (docs/durability.md):
+   * - sync: the batch waits in the write buffer; its group is committed with one write and made
+   *   durable with one fdatasync; resolves `flushed`, or `timed-out` after syncTimeoutMs;
+   * - sync + ackBeforeSync, async: committed (written to the file) before this returns; resolves
+   *   `committed`; the background flusher (or the next group) makes it durable;
+   * - buffered: copied into the write buffer; resolves `written`; the committer writes it.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
     this.ensureWritable();
@@ -298,62 +396,121 @@ export class Log {
     const count = batch.readInt32BE(57);
     const lastOffset = baseOffset + lastOffsetDelta;
     const maxTimestamp = batch.readInt32BE(35) * 4294967296 + batch.readUInt32BE(39);
-    const info: AppendedBatchInfo = { size: batch.length, lastOffset, maxTimestamp };
+    const size = batch.length;
+    const pending: PendingBatch = { buf: batch, info: { size, lastOffset, maxTimestamp }, baseOffset, records: count };
     this.nextOffsetValue = lastOffset + 1;
+    this.writtenTotal += size;
     const mode = options.flushMode ?? this.config.flushMode;
-    const result = (status: AckStatus): AppendResult => ({ baseOffset, lastOffset, count, status });
     const pipeline = this.pipeline!;
-    if (mode === 'buffered') {
-      this.writeBuffer.push({ buf: batch, info, baseOffset });
-      pipeline.noteBuffered(batch.length);
-      return Promise.resolve(result('written'));
+    const waitsForFlush = mode === 'sync' && !options.ackBeforeSync;
+    // Buffered batches, and small sync ones (their group is committed with one write), wait in
+    // the write buffer.
+    if (mode === 'buffered' || (waitsForFlush && size < COMMIT_AT_ONCE_BYTES)) {
+      if (batch.buffer === this.encodeScratch?.buffer) pending.buf = Buffer.from(batch); // append()'s scratch is reused
+      this.writeBuffer.push(pending);
+      this.writeBufferBytes += size;
+      if (mode === 'buffered') {
+        pipeline.noteBuffered();
+        return Promise.resolve({ baseOffset, lastOffset, count, status: 'written' });
+      }
+      return pipeline.waitForFlush(this.writtenTotal, size, count, (status): AppendResult => ({ baseOffset, lastOffset, count, status }));
     }
-    // Earlier buffered appends must reach the file first, in order.
-    if (this.writeBuffer.length > 0) this.commitBuffered();
-    this.commitBatches([{ buf: batch, info, baseOffset }]);
-    if (mode === 'async') {
-      pipeline.noteCommitted(batch.length, count);
-      return Promise.resolve(result('committed'));
+    // Committed now, after anything still buffered (in order): async, ackBeforeSync, and sync
+    // batches of COMMIT_AT_ONCE_BYTES or more (written while hot; they still wait for the flush).
+    let committed: { bytes: number; records: number };
+    if (this.writeBuffer.length === 0) {
+      try {
+        this.commitBatches([pending]);
+      } catch (e) {
+        this.backgroundError ??= e;
+        throw e;
+      }
+      committed = { bytes: size, records: count };
+    } else {
+      this.writeBuffer.push(pending);
+      this.writeBufferBytes += size;
+      committed = this.commitBuffered();
     }
-    if (options.ackBeforeSync) {
-      pipeline.requestFlush();
-      return Promise.resolve(result('committed'));
-    }
-    return pipeline.waitForFlush(this.committedTotal, batch.length, count).then(result);
+    if (waitsForFlush) return pipeline.waitForFlush(this.writtenTotal, size, count, (status): AppendResult => ({ baseOffset, lastOffset, count, status }));
+    pipeline.noteCommitted(committed.bytes, committed.records);
+    if (mode === 'sync') pipeline.requestFlush();
+    return Promise.resolve({ baseOffset, lastOffset, count, status: 'committed' });
   }
 
-  /** Writes batches to the active segment, rolling first where Kafka would. */
+  /**
+   * Writes batches to the active segment, rolling first where Kafka would. Consecutive batches
+   * that the segment takes without a roll are committed together: small ones joined into one
+   * write, large ones written as they are (no copy).
+   */
   private commitBatches(batches: PendingBatch[]): void {
+    const c = this.config;
     let i = 0;
     while (i < batches.length) {
       const first = batches[i]!;
       this.maybeRoll(first.info.size, first.baseOffset, first.info.lastOffset, first.info.maxTimestamp);
       const seg = this.activeSegment;
-      // Group consecutive batches that fit this segment into one write.
+      // Each batch adds at most one entry to each index: stay within their free slots.
+      const indexRoom = Math.min(seg.offsetIndex.maxEntries - seg.offsetIndex.entries, seg.timeIndex.maxEntries - 1 - seg.timeIndex.entries);
+      const firstTs = seg.size > 0 ? seg.firstBatchMaxTimestamp() : first.info.maxTimestamp;
       let j = i + 1;
       let bytes = first.info.size;
-      while (j < batches.length) {
+      while (j < batches.length && j - i < indexRoom) {
         const b = batches[j]!;
-        if (seg.size + bytes + b.info.size > this.config.segmentBytes || b.info.lastOffset - seg.baseOffset > 0x7fffffff) break;
+        if (seg.size + bytes > c.segmentBytes - b.info.size) break;
+        if (b.info.lastOffset - seg.baseOffset > 0x7fffffff) break;
+        if ((firstTs >= 0 ? b.info.maxTimestamp - firstTs : Date.now() - seg.createdMs) > c.segmentMs) break;
         bytes += b.info.size;
         j++;
       }
-      if (j - i === 1) seg.append(first.buf, 0, first.buf.length, [first.info]);
-      else {
-        const joined = Buffer.concat(batches.slice(i, j).map((b) => b.buf), bytes);
-        seg.append(joined, 0, bytes, batches.slice(i, j).map((b) => b.info));
+      // Write [i, j) in runs, one write(2) each: batches lying back to back in memory (the
+      // buffered arena) as they are, small scattered ones joined by a copy, a large one alone.
+      let k = i;
+      while (k < j) {
+        let m = k + 1;
+        let runBytes = batches[k]!.info.size;
+        let adjacent = true;
+        while (m < j) {
+          const prev = batches[m - 1]!.buf;
+          const cur = batches[m]!.buf;
+          adjacent &&= cur.buffer === prev.buffer && cur.byteOffset === prev.byteOffset + prev.length;
+          if (!adjacent && runBytes + cur.length > JOIN_WRITES_UP_TO_BYTES) break;
+          runBytes += cur.length;
+          m++;
+        }
+        if (m - k === 1) {
+          const b = batches[k]!;
+          seg.append(b.buf, 0, b.info.size, [b.info]);
+        } else {
+          const run = batches.slice(k, m);
+          const head = run[0]!.buf;
+          const bytes = adjacent ? Buffer.from(head.buffer, head.byteOffset, runBytes) : Buffer.concat(run.map((b) => b.buf), runBytes);
+          seg.append(bytes, 0, runBytes, run.map((b) => b.info));
+        }
+        this.committedTotal += runBytes;
+        this.committedNextOffset = batches[m - 1]!.info.lastOffset + 1;
+        k = m;
       }
-      this.committedTotal += bytes;
-      this.committedNextOffset = batches[j - 1]!.info.lastOffset + 1;
       i = j;
     }
   }
 
-  private commitBuffered(): void {
-    if (this.writeBuffer.length === 0) return;
+  /** Writes the write buffer to the file, in order. A failure fails the log. */
+  private commitBuffered(): { bytes: number; records: number } {
+    if (this.writeBuffer.length === 0) return NOTHING_COMMITTED;
     const pending = this.writeBuffer;
+    const bytes = this.writeBufferBytes;
     this.writeBuffer = [];
-    this.commitBatches(pending);
+    this.writeBufferBytes = 0;
+    let records = 0;
+    for (const p of pending) records += p.records;
+    try {
+      this.commitBatches(pending);
+    } catch (e) {
+      this.backgroundError ??= e;
+      throw e;
+    }
+    this.arenaPos = 0; // nothing buffered refers to the arena any more
+    return { bytes, records };
   }
 
   /** Kafka's roll conditions (kafka-format.md §9), evaluated before each append. */
@@ -397,42 +554,74 @@ export class Log {
   }
 
   /**
-   * Makes everything committed durable: sealed segments (log, then indexes), then the active
-   * `.log`, then the partition directory if files were created. Returns the committed total covered.
+   * Makes everything committed durable, in this order (docs/durability.md):
+   *   1. each segment sealed since the last flush: fdatasync `.log`, then `.index`, `.timeindex`;
+   *   2. fdatasync of the active `.log` (its indexes are rebuilt by recovery; the thorough flush
+   *      syncs them too);
+   *   3. fsync of the partition directory if segment files were created since the last flush.
+   * Then the flushed position and the in-memory recovery point advance to what was committed
+   * when the flush started. Returns that committed byte total and the fsyncs issued.
    */
-  private async flushCommitted(): Promise<number> {
+  private async flushCommitted(): Promise<FlushOutcome> {
     const total = this.committedTotal;
     const offset = this.committedNextOffset;
     const active = this.activeSegment;
     const pos: LogPosition = { offset, segment: active.baseOffset, position: active.size };
     const sealed = this.sealedUnflushed;
-    this.sealedUnflushed = [];
     const dirDirty = this.dirDirty;
+    if (sealed.length === 0 && !dirDirty && total === this.flushedTotal) return { bytes: total, fsyncs: 0 };
+    this.sealedUnflushed = [];
     this.dirDirty = false;
+    let fsyncs = 0;
     try {
       for (const s of sealed) {
         await s.flushLogAsync();
-        s.flush(); // indexes (and a cheap second datasync of the log)
+        s.offsetIndex.flush();
+        s.timeIndex.flush();
+        s.dirty = false;
+        fsyncs += 3;
       }
-      await active.flushLogAsync();
-      if (dirDirty) this.io.syncDir(this.dir);
+      if (total > this.flushedTotal && active.size > 0) {
+        await active.flushLogAsync();
+        fsyncs++;
+      }
+      if (dirDirty) {
+        this.io.syncDir(this.dir);
+        fsyncs++;
+      }
     } catch (e) {
       this.sealedUnflushed = sealed.concat(this.sealedUnflushed);
       this.dirDirty ||= dirDirty;
       throw e;
     }
-    if (pos.offset > this.flushedPos.offset || total > 0) this.flushedPos = pos;
-    // Recovery point: everything below the active segment is fully flushed (indexes too) once no
-    // sealed segment awaits its flush.
-    if (this.sealedUnflushed.length === 0) this.recoveryPoint = Math.max(this.recoveryPoint, offset);
-    return total;
+    this.flushedTotal = total;
+    this.flushedPos = pos;
+    // Every segment below the one holding `offset` was sealed before this flush began, so it is
+    // now durable with its indexes; recovery re-validates the segment holding the recovery point.
+    this.recoveryPoint = Math.max(this.recoveryPoint, offset);
+    return { bytes: total, fsyncs };
   }
 
-  private afterFlush(): void {
-    const now = Date.now();
-    if (this.sealedUnflushed.length === 0 && this.recoveryPoint > this.lastCheckpointedRecoveryPoint && now - this.lastCheckpointMs >= RECOVERY_CHECKPOINT_INTERVAL_MS) {
-      this.writeRecoveryPoint();
+  /**
+   * The thorough part of a flush (after flushCommitted): fdatasync of the active segment's
+   * `.index` and `.timeindex`, then the recovery-point checkpoint (tmp file, fsync, rename,
+   * directory fsync). Skips what has not changed. Returns the fsyncs issued.
+   */
+  private thoroughFlush(): number {
+    let fsyncs = 0;
+    const active = this.activeSegment;
+    const entries = active.offsetIndex.entries + active.timeIndex.entries;
+    if (this.indexesFlushed.segment !== active || this.indexesFlushed.entries !== entries) {
+      active.offsetIndex.flush();
+      active.timeIndex.flush();
+      this.indexesFlushed = { segment: active, entries };
+      fsyncs += 2;
     }
+    if (this.recoveryPoint !== this.lastCheckpointedRecoveryPoint) {
+      this.writeRecoveryPoint();
+      fsyncs += 2;
+    }
+    return fsyncs;
   }
 
   /** Persists the recovery point (after a flush; never ahead of flushed data). */
@@ -467,13 +656,13 @@ export class Log {
     });
   }
 
-  /** Flushes everything (write buffer included) and persists the recovery point. */
+  /**
+   * Flushes everything now (write buffer included), then the active indexes and the
+   * recovery-point checkpoint: a thorough flush, as on the background interval and on close.
+   */
   async flush(): Promise<void> {
     this.ensureWritable();
-    await this.pipeline!.flushNow();
-    for (const s of this.segments) if (s !== this.activeSegment) s.flush();
-    this.activeSegment.flush();
-    this.writeRecoveryPoint();
+    await this.pipeline!.flushNow({ thorough: true });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -515,11 +704,295 @@ export class Log {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Retention and compaction (kafka-format.md §14–15; the rules live in src/engine/cleaner/)
+
+  /** A compaction is running (background retention waits for it). */
+  private cleaning = false;
+  private retentionTimer: NodeJS.Timeout | undefined;
+  /** Physical removals scheduled after file.delete.delay.ms, run early by runPendingDeletions(). */
+  private readonly pendingDeletions = new Map<NodeJS.Timeout, () => void>();
+
+  /**
+   * Applies retention now (Kafka's deleteOldSegments): log start offset, then retention.bytes,
+   * then retention.ms (those two only with cleanup.policy delete). Deleted segments are renamed
+   * `.deleted` and removed after `deleteDelayMs` (default file.delete.delay.ms; 0 = at once).
+   * With dryRun nothing changes (works on a read-only log too).
+   */
+  applyRetention(opts: RetentionOptions = {}): RetentionReport {
+    if (!opts.dryRun) this.ensureWritable();
+    if (!this.readOnly && !this.closed) this.commitBuffered();
+    const c = this.config;
+    const policy = c.cleanupPolicy.split(',').map((s) => s.trim());
+    const leo = this.readOnly ? this.nextOffsetValue : this.committedNextOffset;
+    const rules: RetentionRules = {
+      logStartOffset: this.logStartOffset,
+      logEndOffset: leo,
+      highWatermark: leo,
+      nowMs: opts.nowMs ?? Date.now(),
+      retentionMs: opts.retentionMs ?? c.retentionMs,
+      retentionBytes: opts.retentionBytes ?? c.retentionBytes,
+      deletePolicy: policy.includes('delete'),
+    };
+    return this.deleteByPlan(planRetention(this.segments.map((s) => segmentView(this.io, s)), rules), rules, opts);
+  }
+
+  /**
+   * `kafka-delete-records`: advances the log start offset to `offset` (never backwards; at most the
+   * log end offset), persists it in log-start-offset-checkpoint, and deletes the segments wholly
+   * below it. Reads below the log start offset fail from then on.
+   */
+  deleteRecordsBefore(offset: number, opts: Omit<RetentionOptions, 'retentionMs' | 'retentionBytes'> = {}): RetentionReport {
+    if (!opts.dryRun) this.ensureWritable();
+    if (!this.readOnly && !this.closed) this.commitBuffered();
+    const leo = this.readOnly ? this.nextOffsetValue : this.committedNextOffset;
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new LogtoolError('usage', `offset must be a non-negative integer, not ${offset}`);
+    if (offset > leo) throw new LogtoolError('out-of-range', `offset ${offset} is beyond the log end offset ${leo}; records can only be deleted up to it`, { file: this.dir });
+    const rules: RetentionRules = {
+      logStartOffset: Math.max(this.logStartOffset, offset),
+      logEndOffset: leo,
+      highWatermark: leo,
+      nowMs: opts.nowMs ?? Date.now(),
+      retentionMs: -1,
+      retentionBytes: -1,
+      deletePolicy: false,
+    };
+    const plan = planRetention(this.segments.map((s) => segmentView(this.io, s)), rules);
+    plan.logStartOffset = Math.max(plan.logStartOffset, rules.logStartOffset);
+    return this.deleteByPlan(plan, rules, opts);
+  }
+
+  private deleteByPlan(plan: RetentionPlan, rules: RetentionRules, opts: RetentionOptions): RetentionReport {
+    const report: RetentionReport = {
+      dir: this.dir,
+      dryRun: Boolean(opts.dryRun),
+      nowMs: rules.nowMs,
+      cleanupPolicy: this.config.cleanupPolicy,
+      retentionMs: rules.retentionMs,
+      retentionBytes: rules.retentionBytes,
+      logStartOffsetBefore: this.logStartOffset,
+      logStartOffsetAfter: plan.logStartOffset,
+      logEndOffset: rules.logEndOffset,
+      rolled: plan.rollFirst,
+      deleted: plan.deletions.map((d) => ({ ...d, file: path.join(this.dir, segmentFileName(d.baseOffset, '.log')), files: [] as RemovedFile[] })),
+      bytesDeleted: plan.deletions.reduce((n, d) => n + d.sizeBytes, 0),
+      segmentsBefore: this.segments.length,
+      segmentsAfter: this.segments.length - plan.deletions.length + (plan.rollFirst ? 1 : 0),
+    };
+    const raisesStart = plan.logStartOffset > this.logStartOffset;
+    if (opts.dryRun || (plan.deletions.length === 0 && !raisesStart)) return report;
+    const token = beginChange(this.io, this.dir);
+    try {
+      if (plan.rollFirst) this.roll(rules.logEndOffset);
+      const doomedBases = new Set(plan.deletions.map((d) => d.baseOffset));
+      const doomed = this.segments.filter((s) => doomedBases.has(s.baseOffset) && s !== this.activeSegment);
+      // A new array: in-process readers iterating the old one keep a consistent view.
+      this.segments = this.segments.filter((s) => !doomed.includes(s));
+      const deleted: string[] = [];
+      for (const seg of doomed) {
+        // Kafka also retires the producer-state snapshot named after a deleted segment.
+        const snapshot = path.join(this.dir, segmentFileName(seg.baseOffset, '.snapshot'));
+        const files = this.io.stat(snapshot) ? [...seg.files(), snapshot] : seg.files();
+        const r = retireSegmentFiles(this.io, files, this.keepDirFor(opts.keepRemovedDir), opts.onStep);
+        deleted.push(...r.deleted);
+        report.deleted.find((d) => d.baseOffset === seg.baseOffset)!.files = r.removed;
+      }
+      if (doomed.length > 0) this.io.syncDir(this.dir);
+      this.logStartOffset = Math.max(plan.logStartOffset, this.segments[0]!.baseOffset);
+      report.logStartOffsetAfter = this.logStartOffset;
+      this.writeLogStartOffset();
+      this.scheduleRemoval(doomed, deleted, opts.deleteDelayMs ?? this.config.fileDeleteDelayMs);
+    } finally {
+      endChange(this.io, this.dir, token);
+    }
+    return report;
+  }
+
+  private keepDirStamp: string | undefined;
+
+  /** `<keepDir>/<partition>/<time of the first removal by this open>/`. */
+  private keepDirFor(keepDir: string | undefined): string | undefined {
+    if (!keepDir) return undefined;
+    this.keepDirStamp ??= new Date().toISOString().replace(/[:.]/g, '-');
+    return path.join(path.resolve(keepDir), path.basename(this.dir), this.keepDirStamp);
+  }
+
+  /** Closes retired segments and unlinks their `.deleted` files, at once or after delayMs. */
+  private scheduleRemoval(segments: LogSegment[], deletedFiles: string[], delayMs: number): void {
+    const finish = () => {
+      for (const s of segments) s.closeQuietly();
+      for (const f of deletedFiles) this.io.unlink(f);
+    };
+    if (delayMs <= 0) return finish();
+    const t = setTimeout(() => {
+      this.pendingDeletions.delete(t);
+      try {
+        finish();
+      } catch (e) {
+        this.onWarning({ file: this.dir, message: `removing deleted segment files failed: ${(e as Error).message}` });
+      }
+    }, delayMs);
+    t.unref();
+    this.pendingDeletions.set(t, finish);
+  }
+
+  /** Removes now every `.deleted` file still waiting for file.delete.delay.ms. */
+  runPendingDeletions(): number {
+    const all = [...this.pendingDeletions];
+    this.pendingDeletions.clear();
+    for (const [t, finish] of all) {
+      clearTimeout(t);
+      finish();
+    }
+    return all.length;
+  }
+
+  /**
+   * Applies retention every intervalMs (Kafka's log.retention.check.interval.ms, default 5 min)
+   * while the log is open. The timer never keeps the process alive; it skips a round while a
+   * compaction runs and stops when the log closes.
+   */
+  startRetention(intervalMs = 300_000, onResult?: (r: RetentionReport) => void): void {
+    this.ensureWritable();
+    this.stopRetention();
+    const t = setInterval(() => {
+      if (this.closed) return this.stopRetention();
+      if (this.cleaning) return;
+      try {
+        const r = this.applyRetention();
+        onResult?.(r);
+      } catch (e) {
+        this.onWarning({ file: this.dir, message: `background retention failed: ${(e as Error).message}` });
+      }
+    }, intervalMs);
+    t.unref();
+    this.retentionTimer = t;
+  }
+
+  stopRetention(): void {
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.retentionTimer = undefined;
+  }
+
+  /**
+   * Compacts the log by Kafka's cleaner rules (cleaner/cleaner.ts): the latest record per key
+   * survives, offsets never change, tombstones go delete.retention.ms after their first cleaning.
+   * With dryRun nothing changes (works on a read-only log too).
+   */
+  async compact(opts: CleanerOptions = {}): Promise<CleanReport> {
+    if (!opts.dryRun) this.ensureWritable();
+    if (this.cleaning) throw new LogtoolError('usage', 'a compaction of this log is already running', { file: this.dir });
+    this.cleaning = true;
+    try {
+      // Sealed segments and their indexes durable before they are read and replaced.
+      if (!this.readOnly && !this.closed) await this.flush();
+      return await cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.keepDirFor(opts.keepRemovedDir) });
+    } finally {
+      this.cleaning = false;
+    }
+  }
+
+  /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
+  readCleanerCheckpoint(): number | undefined {
+    if (!this.topicPartition) return undefined;
+    const cp = readOffsetCheckpointTolerant(this.io, path.join(this.logDir, CLEANER_OFFSET_CHECKPOINT));
+    return cp.get(tpKey(this.topicPartition.topic, this.topicPartition.partition));
+  }
+
+  writeCleanerCheckpoint(offset: number): void {
+    if (!this.topicPartition) return;
+    const tp = this.topicPartition;
+    const file = path.join(this.logDir, CLEANER_OFFSET_CHECKPOINT);
+    DirectoryLock.withLock(this.logDir, () => {
+      const cp = readOffsetCheckpointTolerant(this.io, file);
+      cp.set(tpKey(tp.topic, tp.partition), offset);
+      writeOffsetCheckpoint(this.io, file, cp);
+    });
+  }
+
+  /**
+   * Swaps the `.cleaned` segment at `base` in for `old` by Kafka's crash-safe protocol
+   * (cleaner/swap.ts) and updates the segment list. Returns the files that left the log.
+   */
+  replaceSegments(base: number, old: LogSegment[], opts: { keepRemovedDir?: string; deleteDelayMs?: number; onStep?: StepHook } = {}): RemovedFile[] {
+    this.ensureWritable();
+    const delay = opts.deleteDelayMs ?? 0;
+    const token = beginChange(this.io, this.dir);
+    try {
+      const res = swapSegments({
+        io: this.io,
+        dir: this.dir,
+        newBases: [base],
+        old: old.map((s) => ({ baseOffset: s.baseOffset, files: s.files() })),
+        keepDir: opts.keepRemovedDir,
+        deleteNow: delay <= 0,
+        hook: opts.onStep,
+      });
+      const seg = new LogSegment({
+        io: this.io,
+        dir: this.dir,
+        baseOffset: base,
+        indexIntervalBytes: this.config.indexIntervalBytes,
+        maxIndexBytes: this.config.segmentIndexBytes,
+        writable: true,
+        maxEntryBytes: this.config.maxReadEntryBytes,
+      });
+      const next = this.segments.filter((s) => !old.includes(s));
+      let at = next.findIndex((s) => s.baseOffset > base);
+      if (at < 0) at = next.length;
+      next.splice(at, 0, seg);
+      this.segments = next;
+      this.scheduleRemoval(old, delay <= 0 ? [] : res.deleted, delay);
+      return res.removed;
+    } finally {
+      endChange(this.io, this.dir, token);
+    }
+  }
+
+  /**
+   * Opens read-only without ever observing a half-done segment replacement or deletion by a
+   * writer in another process: it waits while one is in progress and retries if one happened
+   * during the open (the generation seqlock of cleaner/generation.ts). Once open, the reader holds
+   * its files, so later compactions or deletions never change what it reads.
+   */
+  static openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
+    const io = options.io ?? realIO;
+    const resolved = path.resolve(dir);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const g1 = readGeneration(io, resolved);
+      if (g1.busy && Date.now() < deadline) {
+        sleepSync(2);
+        continue;
+      }
+      let log: Log | undefined;
+      let error: unknown;
+      try {
+        log = Log.open(dir, { ...options, readOnly: true });
+      } catch (e) {
+        error = e;
+      }
+      const g2 = readGeneration(io, resolved);
+      if (g2.value === g1.value && !g2.busy) {
+        if (error) throw error;
+        return log!;
+      }
+      void log?.close();
+      if (Date.now() >= deadline) {
+        if (error) throw error;
+        throw new LogtoolError('io', `the directory kept changing for ${timeoutMs} ms; could not open a stable view`, { file: dir });
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Close
 
   /**
-   * Flushes everything, writes the recovery point, trims the active segment's indexes and writes
-   * the clean-shutdown marker (when no other writer holds a partition of the same log directory).
+   * Kafka's shutdown of one log: commits and flushes everything (pending sync appends resolve as
+   * flushed), seals the active segment's indexes (final time-index entry, trimmed, fsynced),
+   * writes the recovery point (= log end offset) and the log-start-offset checkpoints, then the
+   * clean-shutdown marker (when no other writer holds a partition of the same log directory).
+   * Appends made once close has begun are refused.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -528,25 +1001,23 @@ export class Log {
       for (const s of this.segments) s.closeQuietly();
       return;
     }
+    this.closed = true; // refuses appends from here on
     try {
       if (!this.backgroundError) {
-        await this.pipeline!.drain();
-        this.commitBuffered();
-        for (const s of this.segments) if (s.dirty) s.flush();
-        this.activeSegment.flush();
-        this.activeSegment.onBecomeInactive();
-        this.activeSegment.flush();
+        await this.pipeline!.flushNow();
+        const active = this.activeSegment;
+        for (const s of this.segments) if (s !== active && s.dirty) s.flush();
+        active.onBecomeInactive();
+        active.flush(); // .log (already durable), then the trimmed indexes
         this.io.syncDir(this.dir);
         this.recoveryPoint = this.committedNextOffset;
-        this.flushedPos = { offset: this.committedNextOffset, segment: this.activeSegment.baseOffset, position: this.activeSegment.size };
-        await this.pipeline!.flushNow().catch(() => undefined);
+        this.flushedPos = { offset: this.committedNextOffset, segment: active.baseOffset, position: active.size };
         this.writeRecoveryPoint();
         if (this.logStartOffset > this.segments[0]!.baseOffset) this.writeLogStartOffset();
         this.writeCleanShutdownMarker();
       }
     } finally {
       this.pipeline?.close();
-      this.closed = true;
       for (const s of this.segments) s.closeQuietly();
       this.lock?.release();
     }
@@ -582,8 +1053,6 @@ export class Log {
     return this.closed;
   }
 }
-
-const RECOVERY_CHECKPOINT_INTERVAL_MS = 60_000;
 
 /** A checkpoint file another tool mangled must not stop a writer; it is rewritten whole. */
 export function readOffsetCheckpointTolerant(io: FileIO, file: string): Map<string, number> {

@@ -1,71 +1,121 @@
 /**
  * The flush pipeline of one log: synchronous group commit (BookKeeper's journal), the asynchronous
- * flusher (Kafka's flush.ms / flush.messages, RocketMQ's dirty-bytes threshold) and the committer
- * of the write buffer (RocketMQ's transient store pool). It only decides *when*; the log does the
- * committing and fsyncing through the FlushTarget.
+ * flusher (Kafka's flush.ms / flush.messages, RocketMQ's dirty-bytes threshold), the committer of
+ * the write buffer (RocketMQ's transient store pool) and the thorough flush (indexes and the
+ * recovery-point checkpoint, Kafka's log.flush.offset.checkpoint.interval.ms). It only decides
+ * *when*; the log commits and fsyncs through the FlushTarget. docs/durability.md states what each
+ * acknowledgement promises.
  *
- * One fsync is in flight at a time. Appends arriving while it runs form the next group, which
- * closes when its oldest append has waited maxWaitMs, or it reaches maxGroupBytes /
- * maxGroupRecords, or (flushWhenQueueEmpty) as soon as the event loop has no more appends to hand
- * it — the end of the current tick.
+ * Positions are byte totals since the log was opened, monotonic across segments:
+ *   written ≥ committed ≥ flushed.
+ * A sync append is `written` into the log's write buffer and waits for the bytes up to its end to
+ * be flushed. One flush runs at a time; appends arriving while it runs form the next group. A
+ * group closes — its data is committed with one write and made durable with one fdatasync — when
+ *   - the event loop has no more work queued (`flushWhenQueueEmpty`, default): the end of the tick;
+ *   - its oldest append has waited `maxWaitMs`;
+ *   - it holds `maxGroupBytes` or `maxGroupRecords` (then at once, without waiting for the tick).
+ * While a flush is in flight the next group still forms; a group over `maxGroupBytes` is committed
+ * (written to the file) at once so the write buffer stays bounded, and flushed when the disk is free.
  */
 import type { LogConfig } from '../config.js';
+import { LogtoolError } from '../errors.js';
 
 export type AckStatus = 'flushed' | 'committed' | 'written' | 'timed-out';
 
+/** What one flush covered. */
+export interface FlushOutcome {
+  /** Committed byte total that is now durable. */
+  bytes: number;
+  /** fsync/fdatasync calls it issued (log files, sealed indexes, directory). */
+  fsyncs: number;
+}
+
 export interface FlushTarget {
-  /** Writes the write buffer (if any) to the file. Returns the committed byte total. */
-  commitBuffered(): void;
+  /** Writes the write buffer to the file, in order. Returns what it committed. */
+  commitBuffered(): { bytes: number; records: number };
+  /** Bytes accepted but still in the write buffer. */
+  bufferedBytes(): number;
   /** Total bytes committed so far (monotonic, across segments). */
   committedBytes(): number;
-  /** Makes everything committed durable; returns the committed byte total it covered. */
-  flushCommitted(): Promise<number>;
-  /** Called after each successful flush (recovery point, checkpoints). */
-  afterFlush(flushedBytes: number): void;
+  /** Makes everything committed durable: sealed segments (log, then indexes), the active log, the directory. */
+  flushCommitted(): Promise<FlushOutcome>;
+  /**
+   * The thorough part of a flush, after flushCommitted: the active segment's indexes, then the
+   * recovery-point checkpoint. Returns the fsyncs it issued.
+   */
+  thoroughFlush(): number;
   /** Reports a background failure (the log records it and fails later appends). */
   onBackgroundError(err: unknown): void;
 }
 
+export interface FlushStats {
+  /** fsync/fdatasync calls issued by flushes (data, indexes, directories, checkpoints). */
+  fsyncs: number;
+  /** Flushes that made sync appends durable (each one fdatasync of the active log). */
+  groups: number;
+  /** Sync appends acknowledged as flushed by those groups. */
+  groupedAppends: number;
+  /** Largest number of sync appends acknowledged by one group. */
+  largestGroup: number;
+  /** Flushes of any kind (groups, async flusher, explicit, close). */
+  flushes: number;
+  /** Thorough flushes (indexes + recovery-point checkpoint). */
+  thoroughFlushes: number;
+  /** Sync appends that resolved as timed-out. */
+  timedOut: number;
+  /** Commits of a non-empty write buffer. */
+  commits: number;
+}
+
+export function emptyFlushStats(): FlushStats {
+  return { fsyncs: 0, groups: 0, groupedAppends: 0, largestGroup: 0, flushes: 0, thoroughFlushes: 0, timedOut: 0, commits: 0 };
+}
+
+export interface FlushTuning {
+  /** How often the thorough flush runs (Kafka: log.flush.offset.checkpoint.interval.ms, 60 s). */
+  thoroughFlushIntervalMs?: number;
+}
+
+export const DEFAULT_THOROUGH_FLUSH_INTERVAL_MS = 60_000;
+
 interface Waiter {
-  /** Committed-byte total this append needs flushed. */
+  /** Written-byte total this append needs flushed. */
   target: number;
-  bytes: number;
-  records: number;
   enqueuedMs: number;
   deadlineMs: number;
   resolve(status: AckStatus): void;
-  settled: boolean;
-}
-
-export interface FlushStats {
-  fsyncs: number;
-  groups: number;
-  timedOut: number;
-  commits: number;
+  reject(err: unknown): void;
 }
 
 export class FlushPipeline {
   private readonly target: FlushTarget;
   private readonly config: LogConfig;
+  /** Sync waiters in acceptance order; targets and deadlines are both non-decreasing. */
   private waiters: Waiter[] = [];
+  private head = 0;
+  /** Bytes / records of sync appends accepted since the last flush started. */
   private groupBytes = 0;
   private groupRecords = 0;
-  private flushing: Promise<void> | undefined;
-  private scheduled = false;
   private groupTimer: NodeJS.Timeout | undefined;
   private timeoutTimer: NodeJS.Timeout | undefined;
+  private timeoutAt = Infinity;
   private intervalTimer: NodeJS.Timeout | undefined;
   private commitTimer: NodeJS.Timeout | undefined;
-  /** Flush requested by a non-sync path (ackBeforeSync, async thresholds). */
+  private thoroughTimer: NodeJS.Timeout | undefined;
+  /** Set while a flush (of any kind) runs; one at a time. */
+  private busy: Promise<void> | undefined;
+  private scheduled = false;
+  /** Flush requested by a non-sync path (ackBeforeSync, async thresholds, roll, interval). */
   private wantFlush = false;
   private flushedBytes = 0;
   private dirtyBytes = 0;
   private dirtyRecords = 0;
-  private bufferedBytes = 0;
   private closed = false;
-  readonly stats: FlushStats = { fsyncs: 0, groups: 0, timedOut: 0, commits: 0 };
+  /** Set by a failed commit or flush: the log is failed, no more background work is attempted. */
+  private failed = false;
+  readonly stats: FlushStats = emptyFlushStats();
 
-  constructor(target: FlushTarget, config: LogConfig) {
+  constructor(target: FlushTarget, config: LogConfig, tuning: FlushTuning = {}) {
     this.target = target;
     this.config = config;
     this.flushedBytes = target.committedBytes();
@@ -73,19 +123,33 @@ export class FlushPipeline {
     this.intervalTimer.unref();
     this.commitTimer = setInterval(() => this.commitNow(), Math.max(1, config.commitIntervalMs));
     this.commitTimer.unref();
+    const thorough = tuning.thoroughFlushIntervalMs ?? DEFAULT_THOROUGH_FLUSH_INTERVAL_MS;
+    this.thoroughTimer = setInterval(() => {
+      if (!this.failed) void this.flushNow({ commit: false, thorough: true }).catch(() => undefined);
+    }, Math.max(1, thorough));
+    this.thoroughTimer.unref();
   }
 
+  /** Committed-byte total known to be durable. */
   get flushed(): number {
     return this.flushedBytes;
   }
 
-  /** Sync mode: resolves once the bytes up to `target` are flushed, or times out. */
-  waitForFlush(target: number, bytes: number, records: number): Promise<AckStatus> {
-    if (target <= this.flushedBytes) return Promise.resolve('flushed');
-    return new Promise((resolve) => {
+  /** Sync appends waiting for their flush. */
+  get pending(): number {
+    return this.waiters.length - this.head;
+  }
+
+  /**
+   * Sync mode: the append's bytes are in the write buffer, ending at written total `target`.
+   * Resolves with make('flushed') once they are durable, make('timed-out') after syncTimeoutMs;
+   * rejects if the flush fails (the log is then failed).
+   */
+  waitForFlush<T>(target: number, bytes: number, records: number, make: (status: AckStatus) => T): Promise<T> {
+    if (this.closed) return Promise.reject(new LogtoolError('closed', 'log is closed'));
+    return new Promise<T>((resolve, reject) => {
       const now = Date.now();
-      const w: Waiter = { target, bytes, records, enqueuedMs: now, deadlineMs: now + this.config.syncTimeoutMs, resolve, settled: false };
-      this.waiters.push(w);
+      this.waiters.push({ target, enqueuedMs: now, deadlineMs: now + this.config.syncTimeoutMs, resolve: (s) => resolve(make(s)), reject });
       this.groupBytes += bytes;
       this.groupRecords += records;
       this.armTimeout();
@@ -93,41 +157,63 @@ export class FlushPipeline {
     });
   }
 
-  /** Async mode (and ackBeforeSync): counts dirty data and triggers a flush at the thresholds. */
+  /**
+   * Async mode (and ackBeforeSync, and the committer): counts dirty data; at flush.bytes or
+   * flush.messages the flush starts at once (its fdatasync is dispatched before this returns, so
+   * it proceeds even while the caller keeps the event loop busy), or right after the one in flight.
+   */
   noteCommitted(bytes: number, records: number): void {
     this.dirtyBytes += bytes;
     this.dirtyRecords += records;
-    if (this.dirtyBytes >= this.config.flushBytes || this.dirtyRecords >= this.config.flushMessages) this.requestFlush();
+    if (this.dirtyBytes >= this.config.flushBytes || this.dirtyRecords >= this.config.flushMessages) {
+      this.wantFlush = true;
+      if (!this.busy) void this.runFlush();
+    }
   }
 
-  /** Buffered mode: counts buffered data and commits at the threshold. */
-  noteBuffered(bytes: number): void {
-    this.bufferedBytes += bytes;
-    if (this.bufferedBytes >= this.config.commitBytes) this.commitNow();
+  /** Buffered mode: an append was copied into the write buffer; commits at commitBytes. */
+  noteBuffered(): void {
+    if (this.target.bufferedBytes() >= this.config.commitBytes) this.commitNow();
   }
 
-  /** Asks for a flush soon (next tick) without waiting for it. */
+  /** Asks for a flush soon (end of this tick) without waiting for it. */
   requestFlush(): void {
     this.wantFlush = true;
     this.schedule();
   }
 
   private maybeCloseGroup(): void {
-    if (this.groupBytes >= this.config.maxGroupBytes || this.groupRecords >= this.config.maxGroupRecords || this.config.flushWhenQueueEmpty) {
+    if (this.pending === 0) return;
+    if (this.groupBytes >= this.config.maxGroupBytes || this.groupRecords >= this.config.maxGroupRecords) {
+      if (this.busy) {
+        // The disk is busy with the previous group: write this one now (bounded buffer), flush it next.
+        if (this.groupBytes >= this.config.maxGroupBytes) this.commitForGroup();
+      } else {
+        void this.runFlush();
+        return;
+      }
+    }
+    if (this.config.flushWhenQueueEmpty) {
       this.schedule();
       return;
     }
-    if (!this.groupTimer && this.waiters.length > 0) {
-      const oldest = this.waiters[0]!.enqueuedMs;
+    if (!this.groupTimer) {
+      const oldest = this.waiters[this.head]!.enqueuedMs;
       const delay = Math.max(0, oldest + this.config.maxWaitMs - Date.now());
       this.groupTimer = setTimeout(() => {
         this.groupTimer = undefined;
-        this.schedule();
+        void this.runFlush();
       }, delay);
     }
   }
 
-  /** Runs a flush at the end of this tick (when the queue of synchronous work is empty). */
+  /** Commits the write buffer on behalf of sync appends (their data must reach the file). */
+  private commitForGroup(): void {
+    const c = this.target.commitBuffered();
+    if (c.bytes > 0) this.stats.commits++;
+  }
+
+  /** Runs a flush at the end of this tick (when no more synchronous work is queued). */
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
@@ -137,124 +223,187 @@ export class FlushPipeline {
     });
   }
 
-  private async runFlush(): Promise<void> {
-    if (this.flushing) {
-      // The next group forms while this fsync runs; it is started when this one ends.
-      return;
+  /** Starts a group / background flush unless one is running (then it follows that one). */
+  private runFlush(): Promise<void> {
+    if (this.busy || this.closed || this.failed) return Promise.resolve();
+    if (this.pending === 0 && !this.wantFlush) return Promise.resolve();
+    return this.exclusive(() => this.flushOnce(this.pending > 0, false)).catch(() => undefined);
+  }
+
+  /**
+   * Runs fn with no other flush in flight. Called without a flush running, fn starts synchronously
+   * (so a full group's fdatasync overlaps the rest of the caller's tick).
+   */
+  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.busy) await this.busy;
+    let release!: () => void;
+    this.busy = new Promise<void>((r) => (release = r));
+    try {
+      return await fn();
+    } finally {
+      this.busy = undefined;
+      release();
+      this.afterIdle();
     }
-    if (this.waiters.length === 0 && !this.wantFlush) return;
+  }
+
+  private afterIdle(): void {
+    if (this.closed) return;
+    if (this.pending > 0) this.maybeCloseGroup();
+    else if (this.wantFlush) this.schedule();
+  }
+
+  /**
+   * One flush: commit the write buffer if sync appends (or the caller) need it, make everything
+   * committed durable, settle the sync appends it covered, optionally the thorough part.
+   */
+  private async flushOnce(commit: boolean, thorough: boolean): Promise<void> {
     if (this.groupTimer) {
       clearTimeout(this.groupTimer);
       this.groupTimer = undefined;
     }
     this.wantFlush = false;
-    this.groupBytes = 0;
-    this.groupRecords = 0;
     this.dirtyBytes = 0;
     this.dirtyRecords = 0;
-    const run = (async () => {
-      try {
-        const reached = await this.target.flushCommitted();
-        this.stats.fsyncs++;
+    this.groupBytes = 0;
+    this.groupRecords = 0;
+    const hadWaiters = this.pending > 0;
+    try {
+      if (commit || hadWaiters) this.commitForGroup();
+      const out = await this.target.flushCommitted();
+      this.stats.flushes++;
+      this.stats.fsyncs += out.fsyncs;
+      if (out.bytes > this.flushedBytes) this.flushedBytes = out.bytes;
+      const settled = this.settleFlushed();
+      if (settled > 0) {
         this.stats.groups++;
-        if (reached > this.flushedBytes) this.flushedBytes = reached;
-        this.target.afterFlush(this.flushedBytes);
-        this.settleFlushed();
-      } catch (err) {
-        this.target.onBackgroundError(err);
-        // Waiters stay pending until their timeout reports them: the data may or may not be durable.
+        this.stats.groupedAppends += settled;
+        if (settled > this.stats.largestGroup) this.stats.largestGroup = settled;
       }
-    })();
-    this.flushing = run;
-    await run;
-    this.flushing = undefined;
-    if (this.waiters.some((w) => !w.settled) || this.wantFlush) {
-      const pending = this.waiters.filter((w) => !w.settled);
-      this.groupBytes = pending.reduce((n, w) => n + w.bytes, 0);
-      this.groupRecords = pending.reduce((n, w) => n + w.records, 0);
-      if (this.wantFlush) this.schedule();
-      else this.maybeCloseGroup();
+      if (thorough) {
+        this.stats.fsyncs += this.target.thoroughFlush();
+        this.stats.thoroughFlushes++;
+      }
+    } catch (err) {
+      // A failed write or fsync leaves the file in an unknown state (and after a failed fsync
+      // the kernel may have dropped the dirty pages): the log fails, every waiter learns why.
+      this.failed = true;
+      this.target.onBackgroundError(err);
+      this.rejectAll(err);
+      throw err;
     }
   }
 
-  private settleFlushed(): void {
-    const still: Waiter[] = [];
-    for (const w of this.waiters) {
-      if (w.settled) continue;
-      if (w.target <= this.flushedBytes) {
-        w.settled = true;
-        w.resolve('flushed');
-      } else still.push(w);
+  /** Resolves the waiters whose bytes are now durable; returns how many. */
+  private settleFlushed(): number {
+    let n = 0;
+    const w = this.waiters;
+    while (this.head < w.length && w[this.head]!.target <= this.flushedBytes) {
+      w[this.head++]!.resolve('flushed');
+      n++;
     }
-    this.waiters = still;
+    this.compact();
+    return n;
+  }
+
+  private compact(): void {
+    if (this.head === this.waiters.length) {
+      this.waiters = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.waiters.length) {
+      this.waiters = this.waiters.slice(this.head);
+      this.head = 0;
+    }
+    if (this.pending === 0 && this.timeoutTimer) {
+      clearTimeout(this.timeoutTimer);
+      this.timeoutTimer = undefined;
+      this.timeoutAt = Infinity;
+    }
+  }
+
+  private rejectAll(err: unknown): void {
+    const w = this.waiters;
+    for (let i = this.head; i < w.length; i++) w[i]!.reject(err);
+    this.waiters = [];
+    this.head = 0;
+    this.compact();
+  }
+
+  /** Arms one timer for the oldest waiter's deadline (deadlines are in queue order). */
+  private armTimeout(): void {
+    if (this.pending === 0) return;
+    const deadline = this.waiters[this.head]!.deadlineMs;
+    if (this.timeoutTimer && this.timeoutAt <= deadline) return;
+    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    this.timeoutAt = deadline;
+    this.timeoutTimer = setTimeout(() => this.onTimeout(), Math.max(0, deadline - Date.now()));
+  }
+
+  private onTimeout(): void {
+    this.timeoutTimer = undefined;
+    this.timeoutAt = Infinity;
+    const now = Date.now();
+    const w = this.waiters;
+    // The bytes stay in the pipeline and ride the next flush; only their callers stop waiting.
+    while (this.head < w.length && w[this.head]!.deadlineMs <= now) {
+      this.stats.timedOut++;
+      w[this.head++]!.resolve('timed-out');
+    }
+    this.compact();
     this.armTimeout();
   }
 
-  private armTimeout(): void {
-    if (this.timeoutTimer || this.waiters.length === 0) return;
-    const head = this.waiters.find((w) => !w.settled);
-    if (!head) return;
-    this.timeoutTimer = setTimeout(() => {
-      this.timeoutTimer = undefined;
-      const now = Date.now();
-      const still: Waiter[] = [];
-      for (const w of this.waiters) {
-        if (w.settled) continue;
-        if (w.deadlineMs <= now) {
-          w.settled = true;
-          this.stats.timedOut++;
-          w.resolve('timed-out');
-        } else still.push(w);
-      }
-      // Timed-out appends still ride the next flush; only their callers stopped waiting.
-      this.waiters = still;
-      this.armTimeout();
-    }, Math.max(0, head.deadlineMs - Date.now()));
-  }
-
+  /** Background flusher (flush.ms): committed data is never left unflushed for longer than this. */
   private onInterval(): void {
-    if (this.target.committedBytes() > this.flushedBytes) this.requestFlush();
+    if (!this.failed && this.target.committedBytes() > this.flushedBytes) this.requestFlush();
   }
 
-  /** Commits the write buffer now (buffered mode). */
+  /** Commits the write buffer now (buffered mode's committer). */
   commitNow(): void {
-    if (this.bufferedBytes === 0 || this.closed) return;
+    if (this.closed || this.failed || this.target.bufferedBytes() === 0) return;
     try {
-      this.target.commitBuffered();
+      const c = this.target.commitBuffered();
+      if (c.bytes === 0) return;
       this.stats.commits++;
-      const committed = this.bufferedBytes;
-      this.bufferedBytes = 0;
-      this.noteCommitted(committed, 0);
+      this.noteCommitted(c.bytes, c.records);
     } catch (err) {
+      this.failed = true;
       this.target.onBackgroundError(err);
+      this.rejectAll(err);
     }
   }
 
-  /** Waits for any in-flight flush; used by close and explicit flush. */
+  /** Waits for any in-flight flush. */
   async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.busy) await this.busy;
   }
 
-  /** Flushes everything committed now and waits for it. */
-  async flushNow(): Promise<void> {
-    await this.drain();
-    this.commitNow();
-    const reached = await this.target.flushCommitted();
-    this.stats.fsyncs++;
-    if (reached > this.flushedBytes) this.flushedBytes = reached;
-    this.target.afterFlush(this.flushedBytes);
-    this.settleFlushed();
+  /**
+   * Flushes now and waits: commits the write buffer (unless commit is false), makes everything
+   * committed durable, and with `thorough` also the active indexes and the recovery-point
+   * checkpoint. Throws if the flush fails.
+   */
+  flushNow(opts: { commit?: boolean; thorough?: boolean } = {}): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return this.exclusive(() => this.flushOnce(opts.commit !== false, opts.thorough === true));
   }
 
+  /** Stops the timers. Sync appends still waiting resolve as timed-out (their fate is unknown). */
   close(): void {
     this.closed = true;
     for (const t of [this.groupTimer, this.timeoutTimer]) if (t) clearTimeout(t);
-    for (const t of [this.intervalTimer, this.commitTimer]) if (t) clearInterval(t);
-    this.groupTimer = this.timeoutTimer = this.intervalTimer = this.commitTimer = undefined;
-    for (const w of this.waiters) if (!w.settled) {
-      w.settled = true;
-      w.resolve(w.target <= this.flushedBytes ? 'flushed' : 'timed-out');
+    for (const t of [this.intervalTimer, this.commitTimer, this.thoroughTimer]) if (t) clearInterval(t);
+    this.groupTimer = this.timeoutTimer = this.intervalTimer = this.commitTimer = this.thoroughTimer = undefined;
+    const w = this.waiters;
+    for (let i = this.head; i < w.length; i++) {
+      const waiter = w[i]!;
+      if (waiter.target <= this.flushedBytes) waiter.resolve('flushed');
+      else {
+        this.stats.timedOut++;
+        waiter.resolve('timed-out');
+      }
     }
     this.waiters = [];
+    this.head = 0;
   }
 }

@@ -133,6 +133,12 @@ export interface EncodeBatchOptions {
   deleteHorizon?: boolean;
   /** Per-record offset deltas (default 0, 1, 2 …). */
   offsetDeltas?: number[];
+  /**
+   * Scratch space: an uncompressed batch that fits is encoded into it and the result is a view of
+   * it, valid until the caller reuses the scratch (a log that writes the batch at once saves an
+   * allocation and keeps the bytes cache-hot). Otherwise a new buffer is allocated.
+   */
+  into?: Buffer;
 }
 
 function headerBytes(headers: RecordHeader[] | undefined, keyLens: number[]): number {
@@ -200,41 +206,124 @@ function writeRecords(
  * Encodes records as one v2 batch, CRC computed once. Returns a buffer holding exactly the batch.
  */
 export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOptions): Buffer {
+  // Hot path of every append. Two passes over the records: sizes first (so the batch is one
+  // exact allocation), then bytes. Zig-zag varints are inlined for int32-range values (every
+  // length, delta and count in practice); varlong is only called for timestamp deltas beyond
+  // int32. Records with headers and compressed batches take the general writer (writeRecords).
   const count = records.length;
   const nowMs = opts.nowMs ?? Date.now();
+  const offsetDeltas = opts.offsetDeltas;
   let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
+  if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
   let maxTimestamp = -1;
   const bodySizes = new Int32Array(count);
-  const headerKeyLens: number[] = [];
+  let headerKeyLens: number[] | undefined;
+  let anyHeaders = false;
   let recordsBytes = 0;
   for (let i = 0; i < count; i++) {
     const r = records[i]!;
     const ts = r.timestamp ?? nowMs;
     if (ts > maxTimestamp) maxTimestamp = ts;
-    const key = r.key ?? null;
+    const tsDelta = ts - baseTimestamp;
+    let body: number;
+    if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
+      const z = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
+      body = 1 + (z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5);
+    } else body = 1 + sizeOfVarlong(tsDelta);
+    const od = offsetDeltas ? offsetDeltas[i]! : i;
+    const zo = ((od << 1) ^ (od >> 31)) >>> 0;
+    body += zo < 0x80 ? 1 : zo < 0x4000 ? 2 : zo < 0x200000 ? 3 : zo < 0x10000000 ? 4 : 5;
+    const key = r.key;
+    if (key == null) body += 1;
+    else {
+      const zk = key.length * 2;
+      body += (zk < 0x80 ? 1 : zk < 0x4000 ? 2 : zk < 0x200000 ? 3 : zk < 0x10000000 ? 4 : 5) + key.length;
+    }
     const value = r.value;
-    const body =
-      1 +
-      sizeOfVarlong(ts - baseTimestamp) +
-      sizeOfVarint(opts.offsetDeltas ? opts.offsetDeltas[i]! : i) +
-      (key === null ? 1 : sizeOfVarint(key.length) + key.length) +
-      (value === null ? 1 : sizeOfVarint(value.length) + value.length) +
-      headerBytes(r.headers, headerKeyLens);
+    if (value === null) body += 1;
+    else {
+      const zv = value.length * 2;
+      body += (zv < 0x80 ? 1 : zv < 0x4000 ? 2 : zv < 0x200000 ? 3 : zv < 0x10000000 ? 4 : 5) + value.length;
+    }
+    const headers = r.headers;
+    if (headers === undefined || headers.length === 0) body += 1;
+    else {
+      anyHeaders = true;
+      body += headerBytes(headers, (headerKeyLens ??= []));
+    }
     bodySizes[i] = body;
-    recordsBytes += sizeOfVarint(body) + body;
+    const zb = body * 2;
+    recordsBytes += (zb < 0x80 ? 1 : zb < 0x4000 ? 2 : zb < 0x200000 ? 3 : zb < 0x10000000 ? 4 : 5) + body;
   }
-  if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
   const compression = opts.compression ?? CompressionType.none;
   let buf: Buffer;
   let end: number;
-  if (compression === CompressionType.none) {
-    buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + recordsBytes);
-    end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens, opts.offsetDeltas);
+  const into = opts.into;
+  if (compression === CompressionType.none && !anyHeaders) {
+    const size = RECORD_BATCH_OVERHEAD + recordsBytes;
+    buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
+    let pos = RECORD_BATCH_OVERHEAD;
+    for (let i = 0; i < count; i++) {
+      const r = records[i]!;
+      let v = bodySizes[i]! * 2;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+      buf[pos++] = 0; // attributes
+      const tsDelta = (r.timestamp ?? nowMs) - baseTimestamp;
+      if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
+        v = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
+        while (v >= 0x80) {
+          buf[pos++] = (v & 0x7f) | 0x80;
+          v >>>= 7;
+        }
+        buf[pos++] = v;
+      } else pos = writeVarlong(buf, pos, tsDelta);
+      const od = offsetDeltas ? offsetDeltas[i]! : i;
+      v = ((od << 1) ^ (od >> 31)) >>> 0;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+      const key = r.key;
+      if (key == null) buf[pos++] = 1;
+      else {
+        v = key.length * 2;
+        while (v >= 0x80) {
+          buf[pos++] = (v & 0x7f) | 0x80;
+          v >>>= 7;
+        }
+        buf[pos++] = v;
+        buf.set(key, pos);
+        pos += key.length;
+      }
+      const value = r.value;
+      if (value === null) buf[pos++] = 1;
+      else {
+        v = value.length * 2;
+        while (v >= 0x80) {
+          buf[pos++] = (v & 0x7f) | 0x80;
+          v >>>= 7;
+        }
+        buf[pos++] = v;
+        buf.set(value, pos);
+        pos += value.length;
+      }
+      buf[pos++] = 0; // header count
+    }
+    end = pos;
+  } else if (compression === CompressionType.none) {
+    const size = RECORD_BATCH_OVERHEAD + recordsBytes;
+    buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
+    end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
   } else {
     const codec = codecFor(compression);
     if (!codec) throw new LogtoolError('unsupported', `compression ${compressionName(compression)} is not supported`);
     const raw = Buffer.allocUnsafe(recordsBytes);
-    writeRecords(records, raw, 0, baseTimestamp, nowMs, bodySizes, headerKeyLens, opts.offsetDeltas);
+    writeRecords(records, raw, 0, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
     const packed = codec.compress(raw);
     buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + packed.length);
     packed.copy(buf, RECORD_BATCH_OVERHEAD);
@@ -250,7 +339,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
   buf.writeInt32BE(opts.partitionLeaderEpoch ?? -1, 12);
   buf[16] = 2;
   buf.writeInt16BE(attributes, 21);
-  buf.writeInt32BE(opts.lastOffsetDelta ?? (count > 0 ? (opts.offsetDeltas ? opts.offsetDeltas[count - 1]! : count - 1) : 0), 23);
+  buf.writeInt32BE(opts.lastOffsetDelta ?? (count > 0 ? (offsetDeltas ? offsetDeltas[count - 1]! : count - 1) : 0), 23);
   writeInt64(buf, 27, baseTimestamp);
   writeInt64(buf, 35, opts.logAppendTime ? nowMs : maxTimestamp);
   writeInt64(buf, 43, opts.producerId ?? -1);
@@ -287,6 +376,15 @@ export const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
 export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): { data: Buffer; start: number; end: number } {
   const start = pos + RECORD_BATCH_OVERHEAD;
   const end = pos + sizeOf(h);
+  // The header's length must describe bytes that are actually there: reading past the buffer
+  // would decode garbage (Buffer indexing yields undefined, subarray clamps) instead of failing.
+  if (end < start || end > buf.length) {
+    throw new CorruptDataError(
+      `batch at offset ${h.baseOffset}: declares ${sizeOf(h)} bytes but ${Math.max(0, buf.length - pos)} are available (a batch needs at least ${RECORD_BATCH_OVERHEAD})`,
+      opts.filePosition,
+      opts.file,
+    );
+  }
   const codecId = compressionOf(h);
   if (codecId === CompressionType.none) return { data: buf, start, end };
   const where = `batch at offset ${h.baseOffset}${opts.file ? ` in ${opts.file}` : ''}`;

@@ -1,0 +1,320 @@
+/**
+ * The scenarios of `logtool bench`, in run order, each next to the baseline that bounds it (so the
+ * two are measured close together in time). Every scenario is `{ name, baselineName, run }`;
+ * scenarios written elsewhere are added to `benchScenarios` with one line.
+ */
+import { Log } from '../engine/log.js';
+import type { RecordInput } from '../engine/format/record-batch.js';
+import type { FlushMode } from '../engine/config.js';
+import { baselineByName, kibRecords } from './baselines.js';
+import { dataset, payload, prng } from './datasets.js';
+import { LatencyRecorder, nowMs, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
+
+/** Appends `records` records of `valueBytes` in appends of `batchRecords`, one producer, timed per append. */
+async function appendThroughput(ctx: BenchContext, mode: FlushMode, valueBytes: number, batchRecords: number, records: number): Promise<ScenarioResult> {
+  const log = Log.open(ctx.partitionDir(), { config: { flushMode: mode }, rememberConfig: false });
+  const value = payload(valueBytes);
+  const batch: RecordInput[] = Array.from({ length: batchRecords }, () => ({ key: null, value }));
+  const lat = new LatencyRecorder();
+  let done = 0;
+  let seconds = 0;
+  let closeMs = 0;
+  try {
+    // Warm-up (JIT, page allocation), not measured.
+    const warm = Math.max(20, Math.floor(records / 20 / batchRecords));
+    for (let i = 0; i < warm; i++) await log.append(batch);
+    const t0 = nowMs();
+    const deadline = t0 + ctx.durationMs;
+    while (done < records) {
+      const a = nowMs();
+      await log.append(batch);
+      const b = nowMs();
+      lat.record(b - a);
+      done += batchRecords;
+      if ((lat.count & 63) === 0) {
+        ctx.progress(done / records);
+        if (b > deadline) break;
+      }
+    }
+    seconds = (nowMs() - t0) / 1000;
+  } finally {
+    const c0 = nowMs();
+    await log.close();
+    closeMs = nowMs() - c0;
+  }
+  const s = log.flushStats;
+  return {
+    records: done,
+    bytes: done * valueBytes,
+    seconds,
+    latenciesMs: lat,
+    opUnit: `append of ${batchRecords} records`,
+    extra: { batchRecords, valueBytes, fsyncs: s.fsyncs, commits: s.commits, closeMs: round(closeMs) },
+  };
+}
+
+/**
+ * `producers` concurrent producers, each appending `recordsPerAppend` records and waiting for the
+ * acknowledgement before the next, in sync mode (every acknowledgement is `flushed`).
+ */
+async function syncProducers(ctx: BenchContext, producers: number, recordsPerAppend: number): Promise<ScenarioResult> {
+  const log = Log.open(ctx.partitionDir(), { config: { flushMode: 'sync' }, rememberConfig: false });
+  const value = payload(100);
+  const batch: RecordInput[] = Array.from({ length: recordsPerAppend }, () => ({ key: null, value }));
+  const lat = new LatencyRecorder();
+  const maxAppends = ctx.quick ? Math.max(50, producers * 4) : Math.max(5000, producers * 200, Math.floor(ctx.records / recordsPerAppend / 4));
+  let appends = 0;
+  let seconds = 0;
+  let statsBefore = log.flushStats;
+  try {
+    const run = async (limit: number, deadline: number, measure: boolean): Promise<void> => {
+      let started = 0;
+      const producer = async (): Promise<void> => {
+        while (started < limit && nowMs() < deadline) {
+          started++;
+          const a = nowMs();
+          const r = await log.append(batch);
+          if (r.status !== 'flushed') throw new Error(`sync append resolved ${r.status}`);
+          if (measure) {
+            lat.record(nowMs() - a);
+            appends++;
+            if ((appends & 63) === 0) ctx.progress(Math.max(appends / limit, 1 - (deadline - nowMs()) / ctx.durationMs));
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: producers }, producer));
+    };
+    await run(Math.max(producers * 2, Math.floor(maxAppends / 20)), nowMs() + Math.min(500, ctx.durationMs / 5), false);
+    statsBefore = { ...log.flushStats };
+    const t0 = nowMs();
+    await run(maxAppends, t0 + ctx.durationMs, true);
+    seconds = (nowMs() - t0) / 1000;
+  } finally {
+    await log.close();
+  }
+  const s = log.flushStats;
+  const groups = s.groups - statsBefore.groups;
+  return {
+    records: appends * recordsPerAppend,
+    bytes: appends * recordsPerAppend * 100,
+    seconds,
+    latenciesMs: lat,
+    opUnit: `sync append of ${recordsPerAppend} record${recordsPerAppend === 1 ? '' : 's'}`,
+    extra: {
+      producers,
+      recordsPerAppend,
+      groupCommits: groups,
+      appendsPerGroup: round(groups > 0 ? (s.groupedAppends - statsBefore.groupedAppends) / groups : 0),
+      fsyncsPerAppend: round(appends > 0 ? (s.fsyncs - statsBefore.fsyncs) / appends : 0, 4),
+      largestGroup: s.largestGroup,
+    },
+  };
+}
+
+/** Sequential read of the whole data set through Log.read (every record decoded). */
+async function readDecode(ctx: BenchContext): Promise<ScenarioResult> {
+  const ds = await dataset(ctx);
+  const log = Log.open(ds.dir, { readOnly: true });
+  const lat = new LatencyRecorder();
+  try {
+    let n = 0;
+    for (const r of log.read({ maxRecords: Math.min(ds.records, 200_000) })) n += r.value === null ? 0 : 1;
+    let records = 0;
+    let bytes = 0;
+    const t0 = nowMs();
+    let opStart = t0;
+    for (const r of log.read()) {
+      records++;
+      bytes += r.value === null ? 0 : r.value.length;
+      if ((records & 1023) === 0) {
+        const t = nowMs();
+        lat.record(t - opStart);
+        opStart = t;
+        if ((records & 0xfffff) === 0) ctx.progress(records / ds.records);
+      }
+    }
+    const seconds = (nowMs() - t0) / 1000;
+    if (records !== ds.records || n === 0) throw new Error(`read ${records} records, expected ${ds.records}`);
+    return { records, bytes, seconds, latenciesMs: lat, opUnit: '1024 records', extra: { valueBytes: ds.valueBytes } };
+  } finally {
+    await log.close();
+  }
+}
+
+/** Batch-level scan of the data set with CRC-32C verification (no record decode). */
+async function scanCrc(ctx: BenchContext): Promise<ScenarioResult> {
+  const ds = await dataset(ctx);
+  const log = Log.open(ds.dir, { readOnly: true });
+  const lat = new LatencyRecorder();
+  try {
+    const scan = (measure: boolean): { records: number; bytes: number } => {
+      let records = 0;
+      let bytes = 0;
+      let opStart = nowMs();
+      for (const b of log.reader().batches({ verifyCrc: true })) {
+        if (b.crcValid !== true) throw new Error(`CRC mismatch at ${b.entry.position}`);
+        records += b.entry.header ? b.entry.header.recordsCount : 1;
+        bytes += b.entry.size;
+        if (measure) {
+          const t = nowMs();
+          lat.record(t - opStart);
+          opStart = t;
+        }
+      }
+      return { records, bytes };
+    };
+    scan(false);
+    const t0 = nowMs();
+    const r = scan(true);
+    const seconds = (nowMs() - t0) / 1000;
+    ctx.progress(1);
+    return { records: r.records, bytes: r.bytes, seconds, latenciesMs: lat, opUnit: '1 batch', extra: { mbIsFileBytes: true, batchRecords: ds.batchRecords } };
+  } finally {
+    await log.close();
+  }
+}
+
+/** Random offset lookups: the record at a random offset, through Log.read (index, scan, decode). */
+async function randomLookup(ctx: BenchContext): Promise<ScenarioResult> {
+  const ds = await dataset(ctx);
+  const log = Log.open(ds.dir, { readOnly: true });
+  const lat = new LatencyRecorder();
+  const rnd = prng(11);
+  const maxOps = ctx.quick ? 200 : 20_000;
+  let bytes = 0;
+  const one = (): void => {
+    const offset = Math.floor(rnd() * ds.records);
+    const r = log.read({ fromOffset: offset, maxRecords: 1 }).next().value;
+    if (!r || r.offset !== offset) throw new Error(`lookup of offset ${offset} returned ${r?.offset}`);
+    bytes += r.value?.length ?? 0;
+  };
+  try {
+    for (let i = 0; i < Math.min(100, maxOps); i++) one();
+    bytes = 0;
+    const t0 = nowMs();
+    const deadline = t0 + ctx.durationMs;
+    let ops = 0;
+    while (ops < maxOps) {
+      const a = nowMs();
+      one();
+      const b = nowMs();
+      lat.record(b - a);
+      ops++;
+      if ((ops & 255) === 0) {
+        ctx.progress(Math.max(ops / maxOps, (b - t0) / ctx.durationMs));
+        if (b > deadline) break;
+      }
+    }
+    const seconds = (nowMs() - t0) / 1000;
+    return { records: ops, bytes, seconds, latenciesMs: lat, opUnit: 'lookup of 1 offset', extra: { batchRecords: ds.batchRecords } };
+  } finally {
+    await log.close();
+  }
+}
+
+function round(n: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** Appends of about 256 KiB (a producer's batch with batch.size raised for throughput): 2400 × 100 B, 256 × 1 KiB. */
+const BATCH_100B = 2400;
+const BATCH_1KIB = 256;
+
+const b = (name: string): BenchScenario => {
+  const s = baselineByName(name);
+  if (!s) throw new Error(`no baseline ${name}`);
+  return s;
+};
+
+/**
+ * Every scenario, in run order. Baselines come right before the scenarios they bound; a scenario
+ * may also name an earlier scenario as its baseline (group commit against one producer).
+ */
+export const benchScenarios: BenchScenario[] = [
+  b('raw-write-100B'),
+  {
+    name: 'async-append-100B',
+    description: `async mode, 100 B records, ${BATCH_100B} per append`,
+    baselineName: 'raw-write-100B',
+    ratioMetric: 'recordsPerSec',
+    target: { ratioAtLeast: 0.35, recordsPerSecAtLeast: 2_500_000 },
+    run: (ctx) => appendThroughput(ctx, 'async', 100, BATCH_100B, ctx.records),
+  },
+  {
+    name: 'buffered-append-100B',
+    description: 'buffered mode, 100 B records, 50 per append (the committer joins them)',
+    baselineName: 'raw-write-100B',
+    ratioMetric: 'recordsPerSec',
+    run: (ctx) => appendThroughput(ctx, 'buffered', 100, 50, ctx.records),
+  },
+  b('raw-write-1KiB'),
+  {
+    name: 'async-append-1KiB',
+    description: `async mode, 1 KiB records, ${BATCH_1KIB} per append`,
+    baselineName: 'raw-write-1KiB',
+    ratioMetric: 'mbPerSec',
+    target: { ratioAtLeast: 0.7 },
+    run: (ctx) => appendThroughput(ctx, 'async', 1024, BATCH_1KIB, kibRecords(ctx)),
+  },
+  b('raw-fdatasync-per-1000'),
+  {
+    name: 'durable-batched-1000',
+    description: 'sync mode, one producer, 1000 records per append (one fdatasync each)',
+    baselineName: 'raw-fdatasync-per-1000',
+    ratioMetric: 'recordsPerSec',
+    target: { ratioAtLeast: 0.7 },
+    run: (ctx) => syncProducers(ctx, 1, 1000),
+  },
+  b('raw-write-fdatasync'),
+  {
+    name: 'sync-1-producer',
+    description: 'sync mode, one producer, 1 record per append (an fdatasync per append)',
+    baselineName: 'raw-write-fdatasync',
+    ratioMetric: 'p99Ms',
+    target: { ratioAtMost: 1.5 },
+    run: (ctx) => syncProducers(ctx, 1, 1),
+  },
+  {
+    name: 'sync-group-16',
+    description: 'sync mode, 16 concurrent producers, 1 record per append (group commit)',
+    baselineName: 'sync-1-producer',
+    ratioMetric: 'recordsPerSec',
+    run: (ctx) => syncProducers(ctx, 16, 1),
+  },
+  {
+    name: 'sync-group-256',
+    description: 'sync mode, 256 concurrent producers, 1 record per append (group commit)',
+    baselineName: 'sync-1-producer',
+    ratioMetric: 'recordsPerSec',
+    target: { ratioAtLeast: 50 },
+    run: (ctx) => syncProducers(ctx, 256, 1),
+  },
+  b('raw-read-crc'),
+  {
+    name: 'read-decode-100B',
+    description: 'sequential Log.read of the data set, every record decoded',
+    baselineName: 'raw-read-crc',
+    ratioMetric: 'recordsPerSec',
+    target: { recordsPerSecAtLeast: 4_000_000 },
+    run: readDecode,
+  },
+  {
+    name: 'scan-crc',
+    description: 'batch-level scan of the data set with CRC-32C verification',
+    baselineName: 'raw-read-crc',
+    ratioMetric: 'mbPerSec',
+    target: { ratioAtLeast: 0.6 },
+    run: scanCrc,
+  },
+  b('raw-random-read'),
+  {
+    name: 'random-lookup',
+    description: 'record at a random offset via Log.read (index lookup, scan, decode)',
+    baselineName: 'raw-random-read',
+    ratioMetric: 'p99Ms',
+    run: randomLookup,
+  },
+  // Scenarios from other files go here, one line each, e.g.
+  // { name: 'recovery', baselineName: 'raw-read-crc', ratioMetric: 'mbPerSec', run: benchRecovery },
+];

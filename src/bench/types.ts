@@ -1,0 +1,124 @@
+/**
+ * What a bench scenario is and what it returns. A scenario is `{ name, baselineName, run(ctx) }`;
+ * the runner (runner.ts) turns its raw result into records/s, MB/s, latency percentiles, peak RSS
+ * and the ratio to its baseline. Baselines (baselines.ts) are scenarios too: raw Node.js loops
+ * that bound what the engine can reach on this machine, measured in the same run.
+ *
+ * Adding a scenario written elsewhere (for example `export async function benchRecovery(ctx)` in
+ * recovery.ts) is one line in the list of scenarios.ts:
+ *   { name: 'recovery', baselineName: 'raw-read-crc', ratioMetric: 'mbPerSec', run: benchRecovery },
+ */
+
+export interface BenchContext {
+  /** A fresh scratch directory for this scenario, removed after it. */
+  readonly dir: string;
+  /** Shared by all scenarios of one run (datasets built once, reused by later scenarios). */
+  readonly dataDir: string;
+  /** `--quick`: a smoke run of a few seconds (CI checks that bench works, never its speed). */
+  readonly quick: boolean;
+  /** Records per throughput scenario (`--records`); scenarios scale their work from it. */
+  readonly records: number;
+  /** Upper bound on one scenario's measured phase in ms (`--duration`). */
+  readonly durationMs: number;
+  /** Reports progress of the measured phase, 0..1 (drives the spinner; cheap to call often). */
+  progress(fraction: number): void;
+  /** A partition directory path (`<name>`, default `bench-0`) inside `dir`, not yet created. */
+  partitionDir(name?: string): string;
+}
+
+/** What a scenario measured. Only the measured phase counts (not setup or warm-up). */
+export interface ScenarioResult {
+  /** Records processed in the measured phase. */
+  records: number;
+  /** Payload bytes (keys + values) processed in the measured phase; the MB/s numerator. */
+  bytes: number;
+  /** Duration of the measured phase. */
+  seconds: number;
+  /** Latency of each operation in ms (an append, a lookup, a chunk of records — see opUnit). */
+  latenciesMs: LatencyRecorder;
+  /** What one latency sample is ("append of 1 record", "1000 records", …). */
+  opUnit: string;
+  /** Scenario-specific numbers (fsyncs, group sizes, batch size …), copied into the report. */
+  extra?: Record<string, number | string | boolean>;
+}
+
+export type RatioMetric = 'recordsPerSec' | 'mbPerSec' | 'p99Ms';
+
+/** A target from the issue, judged on one bench run (never by tests). */
+export interface BenchTarget {
+  /** ratioToBaseline must be at least this … */
+  ratioAtLeast?: number;
+  /** … or at most this (latency ratios). */
+  ratioAtMost?: number;
+  /** Absolute floor on records/s. */
+  recordsPerSecAtLeast?: number;
+}
+
+export interface BenchScenario {
+  name: string;
+  /** One line for `bench --list` and the docs. */
+  description?: string;
+  /** True for raw baselines (they have no baseline of their own). */
+  baseline?: boolean;
+  /** Name of the baseline (or earlier scenario) this one is judged against. */
+  baselineName?: string;
+  /** Which metric the ratio compares (scenario / baseline). Default recordsPerSec. */
+  ratioMetric?: RatioMetric;
+  target?: BenchTarget;
+  run(ctx: BenchContext): Promise<ScenarioResult>;
+}
+
+/** One row of the report (and of `bench --json`). */
+export interface ScenarioReport {
+  name: string;
+  kind: 'baseline' | 'scenario';
+  recordsPerSec: number;
+  mbPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  /** The baseline's name; null for baselines. */
+  baseline: string | null;
+  /** scenario / baseline on ratioMetric; null for baselines or when the baseline did not run. */
+  ratioToBaseline: number | null;
+  ratioMetric: RatioMetric | null;
+  /** Peak resident set of the process that ran the scenario (MB). */
+  peakRssMB: number;
+  records: number;
+  seconds: number;
+  ops: number;
+  opUnit: string;
+  target: BenchTarget | null;
+  /** Whether the target is met in this run; null without a target. */
+  meetsTarget: boolean | null;
+  [extra: string]: unknown;
+}
+
+/** Growable Float64Array of latency samples (ms); percentiles by sorting a copy once. */
+export class LatencyRecorder {
+  private data = new Float64Array(1024);
+  private n = 0;
+
+  record(ms: number): void {
+    if (this.n === this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.n++] = ms;
+  }
+
+  get count(): number {
+    return this.n;
+  }
+
+  /** p in [0, 1]; nearest-rank. 0 when empty. */
+  percentiles(ps: readonly number[]): number[] {
+    if (this.n === 0) return ps.map(() => 0);
+    const sorted = this.data.slice(0, this.n).sort();
+    return ps.map((p) => sorted[Math.min(this.n - 1, Math.max(0, Math.ceil(p * this.n) - 1))]!);
+  }
+}
+
+/** Milliseconds from a monotonic clock. */
+export const nowMs = (): number => performance.now();

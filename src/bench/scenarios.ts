@@ -9,6 +9,8 @@ import type { FlushMode } from '../engine/config.js';
 import { baselineByName, kibRecords } from './baselines.js';
 import { dataset, payload, prng } from './datasets.js';
 import { LatencyRecorder, nowMs, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
+import { codecScenarios, compactionScenario } from './extra-scenarios.js';
+import { recoveryScenarios } from './recovery.js';
 
 /** Appends `records` records of `valueBytes` in appends of `batchRecords`, one producer, timed per append. */
 async function appendThroughput(ctx: BenchContext, mode: FlushMode, valueBytes: number, batchRecords: number, records: number): Promise<ScenarioResult> {
@@ -315,6 +317,8 @@ export const benchScenarios: BenchScenario[] = [
     ratioMetric: 'p99Ms',
     run: randomLookup,
   },
-  // Scenarios from other files go here, one line each, e.g.
-  // { name: 'recovery', baselineName: 'raw-read-crc', ratioMetric: 'mbPerSec', run: benchRecovery },
+  // Scenarios from other files, one line each.
+  compactionScenario,
+  ...codecScenarios,
+  ...recoveryScenarios,
 ];

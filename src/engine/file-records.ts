@@ -65,6 +65,8 @@ export interface ScanOptions {
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
+/** First read of a scan; random lookups rarely need more. */
+const INITIAL_CHUNK_BYTES = 16 << 10;
 /** Default cap on one entry: far above Kafka's max.message.bytes default (1 MiB). */
 export const DEFAULT_MAX_ENTRY_BYTES = 64 << 20;
 
@@ -96,7 +98,9 @@ export class EntryScanner {
       const chunkBytes = this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
       const maxEntryBytes = this.opts.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES;
       const base = this.opts.segmentBaseOffset;
-      let buf = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(fileEnd - (this.opts.startPosition ?? 0), HEADER_PROBE_BYTES)));
+      // Start small (a random lookup reads a few KiB), double on each refill up to chunkBytes (a
+      // sequential scan soon reads in full chunks).
+      let buf = Buffer.allocUnsafe(Math.min(chunkBytes, INITIAL_CHUNK_BYTES, Math.max(fileEnd - (this.opts.startPosition ?? 0), HEADER_PROBE_BYTES)));
       let bufFilePos = this.opts.startPosition ?? 0; // file position of buf[0]
       let bufLen = 0;
       let position = bufFilePos;
@@ -108,8 +112,9 @@ export class EntryScanner {
         if (have >= needed) return true;
         if (position + needed > fileEnd) return false;
         const startInBuf = position - bufFilePos;
-        if (needed > buf.length) {
-          const bigger = Buffer.allocUnsafe(Math.max(needed, chunkBytes));
+        const grown = buf.length < chunkBytes ? Math.min(chunkBytes, buf.length * 2) : buf.length;
+        if (needed > buf.length || grown > buf.length) {
+          const bigger = Buffer.allocUnsafe(Math.max(needed, grown));
           buf.copy(bigger, 0, startInBuf, bufLen);
           buf = bigger;
         } else if (startInBuf > 0) {

@@ -266,6 +266,14 @@ export class Log {
       const config = resolveConfig(remembered, options.config);
       if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
       const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, ...options.recovery });
+      if (!readOnly) {
+        // After a kill -9 the page cache may still hold data that never reached the disk. Sync
+        // what lies past the recovery point once, so the flushed position reported from this open
+        // on is true (cheap after a clean shutdown: nothing is dirty).
+        const segs = loaded.segments;
+        for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
+        io.syncDir(resolved);
+      }
       return new Log({
         dir: resolved,
         tp,

@@ -14,16 +14,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { spawnSync, execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log, type LogConfig } from '../../src/engine/index.js';
 import { DirectoryLock } from '../../src/engine/lock.js';
 import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
+import { ensureBuilt } from '../helpers/build.js';
 
 const CLI = path.join(repoRoot, 'dist', 'cli.js');
 
 beforeAll(() => {
-  execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: repoRoot, stdio: 'pipe' });
+  ensureBuilt();
 }, 120_000);
 afterAll(removeTempDirs);
 

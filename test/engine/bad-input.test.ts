@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -17,6 +17,7 @@ import { Log, LogtoolError, type LogConfig, type LogWarning } from '../../src/en
 import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
 import { plain, plainInput, T0, type PlainRecord } from './arbitraries.js';
 import type { RecordInput } from '../../src/engine/format/record-batch.js';
+import { ensureBuilt } from '../helpers/build.js';
 
 afterAll(removeTempDirs);
 
@@ -320,25 +321,9 @@ const distEntry = path.join(repoRoot, 'dist', 'engine', 'index.js');
 let distReady = false;
 
 /** Newest mtime of the TypeScript sources (the build is skipped when dist/ is newer). */
-function newestSourceMs(dir: string): number {
-  let newest = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) newest = Math.max(newest, newestSourceMs(p));
-    else if (e.name.endsWith('.ts')) newest = Math.max(newest, fs.statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
 beforeAll(() => {
-  const stale = !fs.existsSync(distEntry) || fs.statSync(distEntry).mtimeMs < newestSourceMs(path.join(repoRoot, 'src'));
-  if (stale) {
-    try {
-      execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: repoRoot, stdio: 'pipe', timeout: 120_000 });
-    } catch {
-      // Type errors still emit (noEmitOnError is off); a missing compiler leaves an older dist.
-    }
-  }
+  ensureBuilt();
   distReady = fs.existsSync(distEntry);
 }, 180_000);
 

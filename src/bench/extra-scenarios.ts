@@ -1,0 +1,89 @@
+/**
+ * Adapters that put the codec and compaction measurements (codecs.ts, compaction.ts — plain
+ * functions that measure several things at once) into the runner's scenario list.
+ */
+import { benchCodecs, type CodecBenchResult } from './codecs.js';
+import { benchCompaction } from './compaction.js';
+import { LatencyRecorder, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
+import type { CompressionName } from '../engine/format/compression.js';
+
+const CODECS: readonly CompressionName[] = ['gzip', 'snappy', 'lz4', 'zstd'];
+
+/** All codecs are written and read in one go (interleaved passes); later scenarios reuse it. */
+const codecRuns = new Map<string, Promise<CodecBenchResult[]>>();
+
+function codecResults(ctx: BenchContext): Promise<CodecBenchResult[]> {
+  let run = codecRuns.get(ctx.dataDir);
+  if (!run) {
+    const records = Math.min(ctx.records, ctx.quick ? 4_000 : 100_000);
+    run = benchCodecs(ctx.dir, records, { repeats: ctx.quick ? 1 : 3, progress: (f) => ctx.progress(f) });
+    codecRuns.set(ctx.dataDir, run);
+  }
+  return run;
+}
+
+function once(ms: number): LatencyRecorder {
+  const l = new LatencyRecorder();
+  l.record(ms);
+  return l;
+}
+
+async function codecScenario(ctx: BenchContext, codec: CompressionName | 'none'): Promise<ScenarioResult> {
+  const r = (await codecResults(ctx)).find((x) => x.codec === codec);
+  if (!r) throw new Error(`codec bench produced no result for ${codec}`);
+  return {
+    records: r.records,
+    bytes: r.bytes,
+    seconds: r.seconds,
+    latenciesMs: once(r.seconds * 1000),
+    opUnit: 'whole log',
+    extra: { fileBytes: r.fileBytes, compressionRatio: Number(r.compressionRatio.toFixed(2)) },
+  };
+}
+
+export const codecScenarios: BenchScenario[] = [
+  {
+    name: 'read-decode-codec-none',
+    description: 'Log.read of 1 KiB JSON-like records, uncompressed (reference for the codecs)',
+    baseline: true,
+    run: (ctx) => codecScenario(ctx, 'none'),
+  },
+  ...CODECS.map(
+    (codec): BenchScenario => ({
+      name: `read-decode-${codec}`,
+      description: `Log.read of the same records compressed with ${codec}, MB/s of decompressed data`,
+      baselineName: 'read-decode-codec-none',
+      ratioMetric: 'mbPerSec',
+      run: (ctx) => codecScenario(ctx, codec),
+    }),
+  ),
+];
+
+export const compactionScenario: BenchScenario = {
+  name: 'compaction-1KiB-10pct-keys',
+  description: 'compact of 1 KiB records with 10% distinct keys under the 128 MiB memory bound (target ≥ 100 MB/s of input)',
+  baselineName: 'raw-read-crc',
+  ratioMetric: 'mbPerSec',
+  run: async (ctx) => {
+    const r = await benchCompaction({
+      scratchParent: ctx.dir,
+      totalBytes: ctx.quick ? 8 << 20 : 256 << 20,
+      onProgress: (phase, f) => ctx.progress(phase === 'build' ? f / 2 : 0.5 + f / 2),
+    });
+    return {
+      records: r.inputRecords,
+      bytes: r.inputBytes,
+      seconds: r.seconds,
+      latenciesMs: once(r.seconds * 1000),
+      opUnit: 'whole compaction',
+      extra: {
+        passes: r.passes,
+        mbPerCpuSecond: Number(r.mbPerCpuSecond.toFixed(1)),
+        meetsTarget: r.meetsTarget,
+        memoryBoundBytes: r.memoryBoundBytes,
+        peakHeapAndBuffersGrowthBytes: r.peakHeapAndBuffersGrowthBytes,
+        withinMemoryBound: r.withinBound,
+      },
+    };
+  },
+};

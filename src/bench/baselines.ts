@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { crc32c } from '../engine/format/crc32c.js';
 import { dataset, payload, prng } from './datasets.js';
-import { LatencyRecorder, nowMs, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
+import { LatencyRecorder, nowMs, timeOps, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -110,7 +110,6 @@ async function rawFdatasyncPer1000(ctx: BenchContext): Promise<ScenarioResult> {
   const value = payload(100);
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   const fd = fs.openSync(path.join(ctx.dir, 'raw.dat'), 'w');
-  const lat = new LatencyRecorder();
   const maxOps = ctx.quick ? 20 : Math.max(200, Math.floor(ctx.records / 1000));
   let filePos = 0;
   const batch = (): void => {
@@ -130,21 +129,8 @@ async function rawFdatasyncPer1000(ctx: BenchContext): Promise<ScenarioResult> {
     fs.fdatasyncSync(fd);
   };
   try {
-    for (let i = 0; i < Math.min(10, maxOps); i++) batch();
-    const t0 = nowMs();
-    const deadline = t0 + ctx.durationMs;
-    let ops = 0;
-    while (ops < maxOps) {
-      const a = nowMs();
-      batch();
-      const b = nowMs();
-      lat.record(b - a);
-      ops++;
-      ctx.progress(Math.max(ops / maxOps, (b - t0) / ctx.durationMs));
-      if (b > deadline) break;
-    }
-    const seconds = (nowMs() - t0) / 1000;
-    return { records: ops * 1000, bytes: ops * 1000 * 100, seconds, latenciesMs: lat, opUnit: '1000 records + fdatasync' };
+    const { ops, seconds, latenciesMs } = timeOps(ctx, maxOps, batch, { warmupOps: 10, progressEvery: 1 });
+    return { records: ops * 1000, bytes: ops * 1000 * 100, seconds, latenciesMs, opUnit: '1000 records + fdatasync' };
   } finally {
     fs.closeSync(fd);
   }
@@ -212,7 +198,6 @@ async function rawReadCrc(ctx: BenchContext): Promise<ScenarioResult> {
 async function rawRandomRead(ctx: BenchContext): Promise<ScenarioResult> {
   const ds = await dataset(ctx);
   const fds = ds.logFiles.map((f) => fs.openSync(f, 'r'));
-  const lat = new LatencyRecorder();
   const maxOps = ctx.quick ? 200 : 20_000;
   const rnd = prng(7);
   const biggest = ds.batches.reduce((m, b) => Math.max(m, b.size), 0);
@@ -227,24 +212,8 @@ async function rawRandomRead(ctx: BenchContext): Promise<ScenarioResult> {
       records++;
       bytes += b.size;
     };
-    for (let i = 0; i < Math.min(100, maxOps); i++) one();
-    records = bytes = 0;
-    const t0 = nowMs();
-    const deadline = t0 + ctx.durationMs;
-    let ops = 0;
-    while (ops < maxOps) {
-      const a = nowMs();
-      one();
-      const b = nowMs();
-      lat.record(b - a);
-      ops++;
-      if ((ops & 255) === 0) {
-        ctx.progress(Math.max(ops / maxOps, (b - t0) / ctx.durationMs));
-        if (b > deadline) break;
-      }
-    }
-    const seconds = (nowMs() - t0) / 1000;
-    return { records: ops, bytes, seconds, latenciesMs: lat, opUnit: 'pread of 1 batch + CRC-32C', extra: { batchBytes: biggest } };
+    const { ops, seconds, latenciesMs } = timeOps(ctx, maxOps, one, { afterWarmup: () => (records = bytes = 0) });
+    return { records: ops, bytes, seconds, latenciesMs, opUnit: 'pread of 1 batch + CRC-32C', extra: { batchBytes: biggest } };
   } finally {
     for (const fd of fds) fs.closeSync(fd);
   }

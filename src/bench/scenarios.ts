@@ -8,7 +8,7 @@ import type { RecordInput } from '../engine/format/record-batch.js';
 import type { FlushMode } from '../engine/config.js';
 import { baselineByName, kibRecords } from './baselines.js';
 import { dataset, payload, prng } from './datasets.js';
-import { LatencyRecorder, nowMs, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
+import { LatencyRecorder, nowMs, timeOps, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 import { codecScenarios, compactionScenario } from './extra-scenarios.js';
 import { recoveryScenarios } from './recovery.js';
 
@@ -180,7 +180,6 @@ async function scanCrc(ctx: BenchContext): Promise<ScenarioResult> {
 async function randomLookup(ctx: BenchContext): Promise<ScenarioResult> {
   const ds = await dataset(ctx);
   const log = Log.open(ds.dir, { readOnly: true });
-  const lat = new LatencyRecorder();
   const rnd = prng(11);
   const maxOps = ctx.quick ? 200 : 20_000;
   let bytes = 0;
@@ -191,24 +190,8 @@ async function randomLookup(ctx: BenchContext): Promise<ScenarioResult> {
     bytes += r.value?.length ?? 0;
   };
   try {
-    for (let i = 0; i < Math.min(100, maxOps); i++) one();
-    bytes = 0;
-    const t0 = nowMs();
-    const deadline = t0 + ctx.durationMs;
-    let ops = 0;
-    while (ops < maxOps) {
-      const a = nowMs();
-      one();
-      const b = nowMs();
-      lat.record(b - a);
-      ops++;
-      if ((ops & 255) === 0) {
-        ctx.progress(Math.max(ops / maxOps, (b - t0) / ctx.durationMs));
-        if (b > deadline) break;
-      }
-    }
-    const seconds = (nowMs() - t0) / 1000;
-    return { records: ops, bytes, seconds, latenciesMs: lat, opUnit: 'lookup of 1 offset', extra: { batchRecords: ds.batchRecords } };
+    const { ops, seconds, latenciesMs } = timeOps(ctx, maxOps, one, { afterWarmup: () => (bytes = 0) });
+    return { records: ops, bytes, seconds, latenciesMs, opUnit: 'lookup of 1 offset', extra: { batchRecords: ds.batchRecords } };
   } finally {
     await log.close();
   }

@@ -122,3 +122,34 @@ export class LatencyRecorder {
 
 /** Milliseconds from a monotonic clock. */
 export const nowMs = (): number => performance.now();
+
+/**
+ * Times `one()` op by op: `warmupOps` untimed calls, then up to `maxOps` timed ones or until
+ * ctx.durationMs has passed, each latency recorded. `afterWarmup` resets the caller's counters.
+ */
+export function timeOps(
+  ctx: Pick<BenchContext, 'durationMs' | 'progress'>,
+  maxOps: number,
+  one: () => void,
+  opts: { warmupOps?: number; afterWarmup?: () => void; progressEvery?: number } = {},
+): { ops: number; seconds: number; latenciesMs: LatencyRecorder } {
+  const lat = new LatencyRecorder();
+  for (let i = 0; i < Math.min(opts.warmupOps ?? 100, maxOps); i++) one();
+  opts.afterWarmup?.();
+  const every = opts.progressEvery ?? 256;
+  const t0 = nowMs();
+  const deadline = t0 + ctx.durationMs;
+  let ops = 0;
+  while (ops < maxOps) {
+    const a = nowMs();
+    one();
+    const b = nowMs();
+    lat.record(b - a);
+    ops++;
+    if (ops % every === 0) {
+      ctx.progress(Math.max(ops / maxOps, (b - t0) / ctx.durationMs));
+      if (b > deadline) break;
+    }
+  }
+  return { ops, seconds: (nowMs() - t0) / 1000, latenciesMs: lat };
+}

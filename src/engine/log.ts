@@ -171,7 +171,6 @@ export class Log {
   private flushedPos: LogPosition;
   private recoveryPoint: number;
   private lastCheckpointedRecoveryPoint: number;
-  private lastCheckpointMs = Date.now();
   private dirDirty = false;
   /** Segments rolled since the last flush whose indexes still need fsync. */
   private sealedUnflushed: LogSegment[] = [];
@@ -644,7 +643,6 @@ export class Log {
       writeOffsetCheckpoint(this.io, file, cp);
     });
     this.lastCheckpointedRecoveryPoint = rp;
-    this.lastCheckpointMs = Date.now();
   }
 
   /** Persists the log start offset (only when above the first segment's base, as Kafka does). */

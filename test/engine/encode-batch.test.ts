@@ -6,129 +6,29 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  Attr,
-  computeBatchCrc,
   encodeBatch,
-  LOG_OVERHEAD,
+  measureRecords,
   RECORD_BATCH_OVERHEAD,
-  writeInt64,
+  writeBatchHeader,
+  writeRecords,
   type EncodeBatchOptions,
-  type RecordHeader,
   type RecordInput,
 } from '../../src/engine/format/record-batch.js';
-import { sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../../src/engine/format/varint.js';
 import { recordArb, T0 } from './arbitraries.js';
 
-function headerBytes(headers: RecordHeader[] | undefined, keyLens: number[]): number {
-  if (!headers || headers.length === 0) return 1;
-  let n = sizeOfVarint(headers.length);
-  for (const h of headers) {
-    const kl = Buffer.byteLength(h.key, 'utf8');
-    keyLens.push(kl);
-    n += sizeOfVarint(kl) + kl;
-    n += h.value === null ? 1 : sizeOfVarint(h.value.length) + h.value.length;
-  }
-  return n;
-}
-
-/** Encodes records (uncompressed) into buf at pos; returns the position after them. */
-function writeRecords(
-  records: readonly RecordInput[],
-  buf: Buffer,
-  pos: number,
-  baseTimestamp: number,
-  nowMs: number,
-  bodySizes: Int32Array,
-  headerKeyLens: number[],
-  offsetDeltas: number[] | undefined,
-): number {
-  let hk = 0;
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    pos = writeVarint(buf, pos, bodySizes[i]!);
-    buf[pos++] = 0;
-    pos = writeVarlong(buf, pos, (r.timestamp ?? nowMs) - baseTimestamp);
-    pos = writeVarint(buf, pos, offsetDeltas ? offsetDeltas[i]! : i);
-    const key = r.key ?? null;
-    if (key === null) buf[pos++] = 1;
-    else {
-      pos = writeVarint(buf, pos, key.length);
-      pos += key.copy(buf, pos);
-    }
-    const value = r.value;
-    if (value === null) buf[pos++] = 1;
-    else {
-      pos = writeVarint(buf, pos, value.length);
-      pos += value.copy(buf, pos);
-    }
-    const headers = r.headers;
-    if (!headers || headers.length === 0) buf[pos++] = 0;
-    else {
-      pos = writeVarint(buf, pos, headers.length);
-      for (const h of headers) {
-        const kl = headerKeyLens[hk++]!;
-        pos = writeVarint(buf, pos, kl);
-        pos += buf.write(h.key, pos, kl, 'utf8');
-        if (h.value === null) buf[pos++] = 1;
-        else {
-          pos = writeVarint(buf, pos, h.value.length);
-          pos += h.value.copy(buf, pos);
-        }
-      }
-    }
-  }
-  return pos;
-}
-
 /**
- * Encodes records as one v2 batch, CRC computed once. Returns a buffer holding exactly the batch.
+ * The reference: the general writer (measureRecords + writeRecords + writeBatchHeader), which
+ * handles every record field by field with the varint helpers; the fast path must match it.
  */
-/** The reference: uncompressed v2 batch, written field by field with the varint helpers. */
 function referenceEncode(records: readonly RecordInput[], opts: EncodeBatchOptions): Buffer {
   const count = records.length;
   const nowMs = opts.nowMs ?? Date.now();
-  let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
-  let maxTimestamp = -1;
-  const bodySizes = new Int32Array(count);
-  const headerKeyLens: number[] = [];
-  let recordsBytes = 0;
-  for (let i = 0; i < count; i++) {
-    const r = records[i]!;
-    const ts = r.timestamp ?? nowMs;
-    if (ts > maxTimestamp) maxTimestamp = ts;
-    const key = r.key ?? null;
-    const value = r.value;
-    const body =
-      1 +
-      sizeOfVarlong(ts - baseTimestamp) +
-      sizeOfVarint(opts.offsetDeltas ? opts.offsetDeltas[i]! : i) +
-      (key === null ? 1 : sizeOfVarint(key.length) + key.length) +
-      (value === null ? 1 : sizeOfVarint(value.length) + value.length) +
-      headerBytes(r.headers, headerKeyLens);
-    bodySizes[i] = body;
-    recordsBytes += sizeOfVarint(body) + body;
-  }
-  if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
-  const buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + recordsBytes);
-  const end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens, opts.offsetDeltas);
-  let attributes = 0;
-  if (opts.logAppendTime) attributes |= Attr.logAppendTime;
-  if (opts.transactional) attributes |= Attr.transactional;
-  if (opts.control) attributes |= Attr.control;
-  if (opts.deleteHorizon) attributes |= Attr.deleteHorizon;
-  writeInt64(buf, 0, opts.baseOffset);
-  buf.writeInt32BE(end - LOG_OVERHEAD, 8);
-  buf.writeInt32BE(opts.partitionLeaderEpoch ?? -1, 12);
-  buf[16] = 2;
-  buf.writeInt16BE(attributes, 21);
-  buf.writeInt32BE(opts.lastOffsetDelta ?? (count > 0 ? (opts.offsetDeltas ? opts.offsetDeltas[count - 1]! : count - 1) : 0), 23);
-  writeInt64(buf, 27, baseTimestamp);
-  writeInt64(buf, 35, opts.logAppendTime ? nowMs : maxTimestamp);
-  writeInt64(buf, 43, opts.producerId ?? -1);
-  buf.writeInt16BE(opts.producerEpoch ?? -1, 51);
-  buf.writeInt32BE(opts.baseSequence ?? -1, 53);
-  buf.writeInt32BE(count, 57);
-  buf.writeUInt32BE(computeBatchCrc(buf, 0, end), 17);
+  const baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
+  const maxTimestamp = records.reduce((m, r) => Math.max(m, r.timestamp ?? nowMs), -1);
+  const m = measureRecords(records, baseTimestamp, nowMs, opts.offsetDeltas);
+  const buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + m.recordsBytes);
+  const end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, m.bodySizes, m.headerKeyLens, opts.offsetDeltas);
+  writeBatchHeader(buf, end, opts, { compression: 0, count, baseTimestamp, maxTimestamp, nowMs });
   return buf;
 }
 

@@ -153,8 +153,37 @@ function headerBytes(headers: RecordHeader[] | undefined, keyLens: number[]): nu
   return n;
 }
 
+/**
+ * The general writer's sizes (any record, headers included): each record's body size, the header
+ * key lengths in order, and the total bytes of the records section. Exported for the tests that
+ * check the fast path of encodeBatch against it.
+ */
+export function measureRecords(
+  records: readonly RecordInput[],
+  baseTimestamp: number,
+  nowMs: number,
+  offsetDeltas: number[] | undefined,
+): { bodySizes: Int32Array; headerKeyLens: number[]; recordsBytes: number } {
+  const bodySizes = new Int32Array(records.length);
+  const headerKeyLens: number[] = [];
+  let recordsBytes = 0;
+  records.forEach((r, i) => {
+    const key = r.key ?? null;
+    const body =
+      1 +
+      sizeOfVarlong((r.timestamp ?? nowMs) - baseTimestamp) +
+      sizeOfVarint(offsetDeltas ? offsetDeltas[i]! : i) +
+      (key === null ? 1 : sizeOfVarint(key.length) + key.length) +
+      (r.value === null ? 1 : sizeOfVarint(r.value.length) + r.value.length) +
+      headerBytes(r.headers, headerKeyLens);
+    bodySizes[i] = body;
+    recordsBytes += sizeOfVarint(body) + body;
+  });
+  return { bodySizes, headerKeyLens, recordsBytes };
+}
+
 /** Encodes records (uncompressed) into buf at pos; returns the position after them. */
-function writeRecords(
+export function writeRecords(
   records: readonly RecordInput[],
   buf: Buffer,
   pos: number,
@@ -329,6 +358,19 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
     packed.copy(buf, RECORD_BATCH_OVERHEAD);
     end = RECORD_BATCH_OVERHEAD + packed.length;
   }
+  writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp, nowMs });
+  return buf;
+}
+
+/** Writes the 61-byte v2 header of the batch in buf[0, end) and its CRC (records already in place). */
+export function writeBatchHeader(
+  buf: Buffer,
+  end: number,
+  opts: EncodeBatchOptions,
+  fields: { compression: number; count: number; baseTimestamp: number; maxTimestamp: number; nowMs: number },
+): void {
+  const { compression, count, baseTimestamp, maxTimestamp, nowMs } = fields;
+  const offsetDeltas = opts.offsetDeltas;
   let attributes = compression;
   if (opts.logAppendTime) attributes |= Attr.logAppendTime;
   if (opts.transactional) attributes |= Attr.transactional;
@@ -347,7 +389,6 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
   buf.writeInt32BE(opts.baseSequence ?? -1, 53);
   buf.writeInt32BE(count, 57);
   buf.writeUInt32BE(computeBatchCrc(buf, 0, end), 17);
-  return buf;
 }
 
 /** Rewrites the base offset of an encoded batch in place. The CRC does not cover it. */

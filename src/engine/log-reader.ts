@@ -156,7 +156,7 @@ export class LogReader {
       const indexed = seg.timeIndex.lastEntry.timestamp;
       if (indexed > (maxTimestamp ?? -1)) maxTimestamp = indexed;
     }
-    return {
+    const info = {
       baseOffset: seg.baseOffset,
       file: seg.logPath,
       sizeBytes: seg.size,
@@ -167,6 +167,8 @@ export class LogReader {
       indexEntries: seg.offsetIndex.entries,
       timeIndexEntries: seg.timeIndex.entries,
     };
+    seg.releaseIndexes();
+    return info;
   }
 }
 

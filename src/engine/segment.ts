@@ -58,8 +58,9 @@ export class LogSegment {
   readonly dir: string;
   readonly logPath: string;
   /** Replaced (not mutated) when recover() rebuilds the files, hence private fields behind getters. */
-  private offsetIndexFile: OffsetIndex;
-  private timeIndexFile: TimeIndex;
+  private offsetIndexFile: OffsetIndex | undefined;
+  private timeIndexFile: TimeIndex | undefined;
+  private readonly indexFilePaths: { index: string; timeindex: string };
   readonly io: FileIO;
   private logFd: number | undefined;
   private readonly writable: boolean;
@@ -96,26 +97,43 @@ export class LogSegment {
       this.logFd = this.io.open(this.logPath, opts.writable ? 'r+' : 'r');
     }
     this.size = this.io.fstat(this.logFd).size;
-    const indexOpts = { io: this.io, baseOffset: opts.baseOffset, maxIndexBytes: opts.maxIndexBytes, writable: opts.writable };
-    this.offsetIndexFile = new OffsetIndex({ ...indexOpts, path: file(INDEX_SUFFIX) });
-    this.timeIndexFile = new TimeIndex({ ...indexOpts, path: file(TIME_INDEX_SUFFIX) });
-    const last = this.timeIndex.lastEntry;
-    this.maxTimestampSoFar = last.timestamp;
-    this.offsetOfMaxTimestampSoFar = last.offset;
+    this.indexFilePaths = { index: file(INDEX_SUFFIX), timeindex: file(TIME_INDEX_SUFFIX) };
+    if (opts.writable) {
+      const last = this.timeIndex.lastEntry;
+      this.maxTimestampSoFar = last.timestamp;
+      this.offsetOfMaxTimestampSoFar = last.offset;
+    } else {
+      // A reader of a partition with hundreds of segments must not hold three descriptors per
+      // segment: read-only index files are opened on first use and released after summaries.
+      this.maxTimestampSoFar = -1;
+      this.offsetOfMaxTimestampSoFar = opts.baseOffset;
+    }
+  }
+
+  private indexOptions() {
+    return { io: this.io, baseOffset: this.baseOffset, maxIndexBytes: this.maxIndexBytes, writable: this.writable };
   }
 
   get offsetIndex(): OffsetIndex {
-    return this.offsetIndexFile;
+    return (this.offsetIndexFile ??= new OffsetIndex({ ...this.indexOptions(), path: this.indexFilePaths.index }));
   }
   get timeIndex(): TimeIndex {
-    return this.timeIndexFile;
+    return (this.timeIndexFile ??= new TimeIndex({ ...this.indexOptions(), path: this.indexFilePaths.timeindex }));
+  }
+
+  /** Read-only segments: closes the index files (reopened on next use). */
+  releaseIndexes(): void {
+    if (this.writable) return;
+    this.offsetIndexFile?.close();
+    this.timeIndexFile?.close();
+    this.offsetIndexFile = this.timeIndexFile = undefined;
   }
 
   get indexPath(): string {
-    return this.offsetIndex.path;
+    return this.indexFilePaths.index;
   }
   get timeIndexPath(): string {
-    return this.timeIndex.path;
+    return this.indexFilePaths.timeindex;
   }
   get fd(): number {
     if (this.logFd === undefined) throw new LogtoolError('closed', 'segment is closed', { file: this.logPath });
@@ -123,6 +141,7 @@ export class LogSegment {
   }
 
   get largestTimestamp(): number {
+    if (!this.writable) return this.timeIndex.lastEntry.timestamp;
     return this.maxTimestampSoFar;
   }
 
@@ -320,8 +339,8 @@ export class LogSegment {
   close(): void {
     if (this.logFd === undefined) return;
     if (this.writable) this.onBecomeInactive();
-    this.offsetIndex.close();
-    this.timeIndex.close();
+    this.offsetIndexFile?.close();
+    this.timeIndexFile?.close();
     this.io.close(this.logFd);
     this.logFd = undefined;
   }
@@ -329,8 +348,8 @@ export class LogSegment {
   /** Closes without trimming (a crash-like close, or a read-only segment). */
   closeQuietly(): void {
     if (this.logFd === undefined) return;
-    this.offsetIndex.close();
-    this.timeIndex.close();
+    this.offsetIndexFile?.close();
+    this.timeIndexFile?.close();
     this.io.close(this.logFd);
     this.logFd = undefined;
   }

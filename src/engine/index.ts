@@ -25,3 +25,5 @@ export { TimeIndex } from './index/time-index.js';
 export { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 export type { LoadReport } from './loader.js';
 export type { AckStatus } from './flush/group-commit.js';
+export { ConsumerPositions, CONSUMER_OFFSETS_CHECKPOINT, type ConsumerPosition, type CommitPositionOptions } from './consumer-positions.js';
+export { Channel, type ChannelOptions, type ChannelCounters, type PutTransaction, type TakeTransaction } from './channel.js';

@@ -1030,8 +1030,12 @@ export class Log {
   }
 
   /**
-   * Kafka's marker covers a whole log directory. logtool writes it only when no sibling
-   * partition is held by another writer, so it never vouches for a log still being written.
+   * Kafka's marker covers a whole log directory: a broker that finds it trusts every partition
+   * there. So logtool writes it on close only when it cannot vouch for a partition it did not
+   * close: when the marker was there when this log opened (this close restores the state the
+   * other partitions were in), or when this is the only partition of the directory — and in both
+   * cases only if no sibling partition is held by another writer. Repairing one partition of a
+   * crashed broker's directory therefore never makes Kafka skip recovery of the others.
    */
   private writeCleanShutdownMarker(): void {
     let siblings: string[] = [];
@@ -1040,6 +1044,7 @@ export class Log {
     } catch {
       return;
     }
+    if (!this.loadReport.markerFound && siblings.some((s) => this.io.stat(path.join(this.logDir, s))?.isDirectory)) return;
     for (const s of siblings) {
       const p = path.join(this.logDir, s);
       if (this.io.stat(p)?.isDirectory && DirectoryLock.isHeld(p)) return;

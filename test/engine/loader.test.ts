@@ -420,8 +420,9 @@ describe('loader: the clean-shutdown marker', () => {
     crashed.log!.abandon(); // …then 5 more records and a crash (no marker from t-0)
     const tornFile = path.join(crashed.dir, name(segmentBases(crashed.dir).at(-1)!, '.log'));
     fs.appendFileSync(tornFile, Buffer.from('half a batch'));
-    await makeLog(3, { root: logDir, partition: 't-1' }); // closes cleanly: writes the log dir's marker
-    expect(fs.existsSync(path.join(logDir, '.kafka_cleanshutdown'))).toBe(true);
+    await makeLog(3, { root: logDir, partition: 't-1' }); // closes cleanly, but cannot vouch for t-0…
+    expect(fs.existsSync(path.join(logDir, '.kafka_cleanshutdown'))).toBe(false);
+    fs.writeFileSync(path.join(logDir, '.kafka_cleanshutdown'), ''); // …so a marker from elsewhere (a broker, a copy)
 
     const log = Log.open(crashed.dir, { config });
     const rep = log.loadReport;
@@ -436,11 +437,27 @@ describe('loader: the clean-shutdown marker', () => {
 
   it('is not written while a sibling partition is held by a writer', async () => {
     const logDir = makeTempDir('logtool-loader-');
+    const marker = path.join(logDir, '.kafka_cleanshutdown');
+    fs.mkdirSync(path.join(logDir, 't-0'));
+    fs.writeFileSync(marker, '');
+    const first = await makeLog(2, { root: logDir, partition: 't-1', close: false }); // found (and consumed) the marker
     const held = await makeLog(2, { root: logDir, partition: 't-0', close: false });
-    await makeLog(2, { root: logDir, partition: 't-1' });
-    expect(fs.existsSync(path.join(logDir, '.kafka_cleanshutdown'))).toBe(false);
+    await first.log!.close();
+    expect(fs.existsSync(marker)).toBe(false); // t-0 is still being written
     await held.log!.close();
-    expect(fs.existsSync(path.join(logDir, '.kafka_cleanshutdown'))).toBe(true);
+    expect(fs.existsSync(marker)).toBe(false); // t-0 found no marker and has a sibling: it cannot vouch for t-1
+  });
+
+  it('is restored by a writer that found it, and written by the only partition of a directory', async () => {
+    const logDir = makeTempDir('logtool-loader-');
+    const marker = path.join(logDir, '.kafka_cleanshutdown');
+    await makeLog(2, { root: logDir, partition: 't-0' });
+    expect(fs.existsSync(marker)).toBe(true); // alone in its directory
+    await makeLog(2, { root: logDir, partition: 't-1' });
+    expect(fs.existsSync(marker)).toBe(true); // found it at open, closed cleanly: restored
+    fs.unlinkSync(marker); // as after a broker crash: the directory is unclean
+    await makeLog(2, { root: logDir, partition: 't-1' });
+    expect(fs.existsSync(marker)).toBe(false); // repairing one partition never vouches for t-0
   });
 
   it('the dry run changes nothing, not even the marker', async () => {

@@ -102,7 +102,20 @@ Examples:
         await readLines(stream, source, async (line, lineNo) => {
           if (opts.lines) return appender.add({ key: null, value: Buffer.from(line, 'utf8'), timestamp: opts.timestamp });
           if (line.trim() === '') return;
-          return appender.add(parseNdjson(line, encoding, `${source} line ${lineNo}`));
+          let record: RecordInput;
+          try {
+            record = parseNdjson(line, encoding, `${source} line ${lineNo}`);
+          } catch (e) {
+            // The lines before a bad one are appended (as they would have been had it come in a
+            // later chunk); the error says where the input stopped.
+            await appender.flush();
+            await appender.drain();
+            if (e instanceof LogtoolError) {
+              throw new LogtoolError(e.kind, `${e.message}; the ${lineNo - 1} line(s) before it were appended, the rest of the input was not`, { file: e.file, position: e.position });
+            }
+            throw e;
+          }
+          return appender.add(record);
         }, () => appender.flush());
       }
       await appender.flush();

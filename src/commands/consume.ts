@@ -87,8 +87,8 @@ Examples:
         // Read to the end without a warning: control records past the last data record are consumed too.
         if ((opts.maxRecords === undefined || printed < opts.maxRecords) && counter.count === 0) next = Math.max(next, end);
         await out.flush();
-        await stdoutWritten();
-        if (!opts.commit || out.closed) return;
+        const written = await stdoutWritten();
+        if (!opts.commit || out.closed || !written) return;
         if (stored === undefined ? next > from || printed > 0 : next > stored) positions.commit(opts.group, next);
       } finally {
         await log.close();
@@ -123,11 +123,11 @@ export function positionsCommand(): Command {
     });
 }
 
-/** Resolves once what was written to stdout left the process (or stdout failed, e.g. EPIPE). */
-function stdoutWritten(): Promise<void> {
+/** Resolves once what was written to stdout left the process: true, or false if stdout failed (EPIPE). */
+function stdoutWritten(): Promise<boolean> {
   return new Promise((resolve) => {
-    if (process.stdout.destroyed || !process.stdout.writable) return resolve();
-    process.stdout.write('', () => resolve());
+    if (process.stdout.destroyed || !process.stdout.writable) return resolve(false);
+    process.stdout.write('', (err) => resolve(!err));
   });
 }
 

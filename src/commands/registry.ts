@@ -9,7 +9,8 @@ import { rebuildIndexCommand } from './rebuild-index.js';
 import { compactCommand } from './compact.js';
 import { retentionCommand } from './retention.js';
 import { deleteRecordsCommand } from './delete-records.js';
+import { consumeCommand, positionsCommand } from './consume.js';
 
 export function extraCommands(): Command[] {
-  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand()];
+  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand()];
 }

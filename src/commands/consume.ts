@@ -16,11 +16,10 @@
 import { Command } from 'commander';
 import { ConsumerPositions, validateGroupName } from '../engine/consumer-positions.js';
 import { LogtoolError } from '../engine/errors.js';
-import type { LogRecord } from '../engine/format/record-batch.js';
 import { Output, colours, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
-import { recordJson } from './read.js';
-import { bytesToText, openLog, parseEncoding, parseInteger, type Encoding, type WarningCounter } from './shared.js';
+import { recordJson, recordText } from './read.js';
+import { openLog, parseEncoding, parseInteger, type WarningCounter } from './shared.js';
 
 interface ConsumeOpts {
   group?: string;
@@ -80,7 +79,7 @@ Examples:
         for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords })) {
           if (out.closed) break;
           if (opts.json) await out.json(recordJson(r, encoding, stats));
-          else await out.line(recordLine(r, encoding, stats, c));
+          else await out.line(recordText(r, encoding, stats, c));
           next = r.offset + 1;
           printed++;
         }
@@ -131,12 +130,3 @@ function stdoutWritten(): Promise<boolean> {
   });
 }
 
-/**
- * `read`'s text line format (offset, time, key, value, headers).
- * NOTE: read.ts does not export its recordText; this mirrors it until it does (then import it).
- */
-function recordLine(r: LogRecord, enc: Encoding, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {
-  const ts = r.timestamp >= 0 ? new Date(r.timestamp).toISOString() : String(r.timestamp);
-  const headers = r.headers.length ? `\t${r.headers.map((h) => `${h.key}=${bytesToText(h.value, enc, stats)}`).join(',')}` : '';
-  return `${c.cyan(String(r.offset))}\t${c.dim(ts)}\t${c.green(bytesToText(r.key, enc, stats))}\t${bytesToText(r.value, enc, stats)}${headers}`;
-}

@@ -85,7 +85,7 @@ export function recordJson(r: LogRecord, enc: ReturnType<typeof parseEncoding>, 
   };
 }
 
-function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {
+export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {
   const ts = r.timestamp >= 0 ? new Date(r.timestamp).toISOString() : String(r.timestamp);
   const headers = r.headers.length ? `\t${r.headers.map((h) => `${h.key}=${bytesToText(h.value, enc, stats)}`).join(',')}` : '';
   return `${c.cyan(String(r.offset))}\t${c.dim(ts)}\t${c.green(bytesToText(r.key, enc, stats))}\t${bytesToText(r.value, enc, stats)}${headers}`;

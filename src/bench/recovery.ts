@@ -209,7 +209,7 @@ export interface RecoveryBenchOptions {
 export interface RecoveryBenchResult {
   log: BuiltLog;
   baseline: Throughput & { batches: number };
-  fullRecovery: Throughput & { ratioToBaseline: number; meetsTarget: boolean };
+  fullRecovery: Throughput & { batches: number; ratioToBaseline: number; meetsTarget: boolean };
   rebuildIndex: Throughput & { ratioToBaseline: number; meetsTarget: boolean };
   cleanOpen: {
     segments: number;

@@ -15,9 +15,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
+import { cliSync } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log.js';
-import { cliPath, engineEntry, ensureBuilt } from '../helpers/build.js';
+import { engineEntry, ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -25,10 +26,7 @@ afterAll(removeTempDirs);
 
 const T0 = 1_700_000_000_000;
 
-function cli(...args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', CI: '1' } });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
+const cli = cliSync;
 
 function hashTree(root: string): Record<string, string> {
   const out: Record<string, string> = {};

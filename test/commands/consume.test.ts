@@ -4,24 +4,15 @@
  * --no-commit), lag, concurrent consumers of different groups not losing each other's commits,
  * consuming next to a writer holding the partition lock, and usage errors.
  */
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/index.js';
-import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { ensureBuilt } from '../helpers/build.js';
 import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cliPath, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      if (err && code === -1) reject(err);
-      else resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { cli } from '../helpers/cli.js';
 
 const lines = (s: string) => s.split('\n').filter(Boolean);
 const json = (s: string) => lines(s).map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -16,11 +16,10 @@
  *  - `dump-index --verify` (index-verifier.ts) accepting pre-2.0 first-offset keys and legacy
  *    wrappers' (previous last, last] ranges that Kafka's own dump-log reports as mismatches.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { ensureBuilt } from '../helpers/build.js';
 import { fixturePath, hasFixtures, makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import {
   crc32,
@@ -43,22 +42,7 @@ afterAll(removeTempDirs);
 
 const LOG0 = '00000000000000000000.log';
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI; asynchronous so that the concurrent tests below overlap their processes. */
-function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cliPath, ...args], { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      if (err && code === -1) reject(err);
-      else resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { cli, type CliResult } from '../helpers/cli.js';
 
 const lines = (text: string): string[] => text.split('\n').filter((l, i, a) => !(l === '' && i === a.length - 1));
 

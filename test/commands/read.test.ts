@@ -12,12 +12,11 @@
  *  - `segments --json` naming the first inner offset of a segment that starts with a compressed
  *    legacy wrapper.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/index.js';
-import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { ensureBuilt } from '../helpers/build.js';
 import { fixturePath, hasFixtures, loadCases, makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { CODEC_NAMES, records, walk, WORKED_EXAMPLE_A, WORKED_EXAMPLE_B, type OracleEntry } from './kafka-oracle.js';
 
@@ -26,25 +25,7 @@ afterAll(removeTempDirs);
 
 const LOG0 = '00000000000000000000.log';
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(file: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20, env: { ...process.env, NO_COLOR: '1', ...env } }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      if (err && code === -1) reject(err);
-      else resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const cli = (...args: string[]) => run(process.execPath, [cliPath, ...args]);
-/** A shell pipeline; `"$NODE" "$CLI"` runs the built CLI. */
-const sh = (script: string) => run('bash', ['-o', 'pipefail', '-c', script], { NODE: process.execPath, CLI: cliPath });
+import { cli, sh } from '../helpers/cli.js';
 
 const jsonLines = (text: string): Record<string, unknown>[] =>
   text

@@ -14,24 +14,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { spawnSync } from 'node:child_process';
+import { cliSync } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log, type LogConfig } from '../../src/engine/index.js';
 import { DirectoryLock } from '../../src/engine/lock.js';
-import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
+import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { ensureBuilt } from '../helpers/build.js';
 
-const CLI = path.join(repoRoot, 'dist', 'cli.js');
 
 beforeAll(() => {
   ensureBuilt();
 }, 120_000);
 afterAll(removeTempDirs);
 
-function cli(...args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', CI: '1' } });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
+const cli = cliSync;
 
 const T0 = 1_700_000_000_000;
 const config: Partial<LogConfig> = { flushMode: 'async', segmentBytes: 800, indexIntervalBytes: 100 };

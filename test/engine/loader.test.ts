@@ -400,7 +400,7 @@ describe('loader: the clean-shutdown marker', () => {
   });
 
   it('still checks the active segment tail: a torn tail is cut even with the marker', async () => {
-    const { dir, logDir } = await makeLog(20);
+    const { dir } = await makeLog(20);
     const bases = segmentBases(dir);
     const active = path.join(dir, name(bases[bases.length - 1]!, '.log'));
     const size = fs.statSync(active).size;

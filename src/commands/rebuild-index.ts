@@ -27,6 +27,7 @@ import { verifySegmentIndexes } from '../engine/index-verifier.js';
 import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { formatBytes } from './recover.js';
+import { addTopicConfigOptions, configFromOptions } from './shared.js';
 
 interface RebuildOpts {
   verify?: boolean;
@@ -98,7 +99,7 @@ function classify(dir: string, base: number, indexIntervalBytes: number): string
 }
 
 export function rebuildIndexCommand(): Command {
-  return new Command('rebuild-index')
+  return addTopicConfigOptions(new Command('rebuild-index'))
     .description("rebuild .index and .timeindex files from the .log by Kafka's recovery rule (or --verify them)")
     .argument('<dir|segment>', 'partition directory, or one segment (.log/.index/.timeindex file or base name)')
     .option('--verify', 'compare the existing index files with a rebuild; change nothing')
@@ -120,7 +121,7 @@ Examples:
     .action(async (arg: string, opts: RebuildOpts) => {
       if (!realIO.stat(arg) && !realIO.stat(`${arg}${LOG_SUFFIX}`)) throw new LogtoolError('not-found', 'no such file or directory', { file: arg });
       const { dir, bases } = resolveTargets(arg);
-      const config = resolveConfig(loadRememberedConfig(realIO, dir));
+      const config = resolveConfig(loadRememberedConfig(realIO, dir), configFromOptions(opts));
       // Rewriting indexes under a live writer would race its appends; verifying only reads.
       const lock = opts.verify ? undefined : DirectoryLock.acquire(dir, 'rebuild the indexes of');
       const out = new Output();

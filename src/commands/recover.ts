@@ -21,6 +21,7 @@ import { loadRememberedConfig } from '../engine/log-properties.js';
 import { loadLog, type LoadProgress, type LoadReport } from '../engine/loader.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
+import { addTopicConfigOptions, configFromOptions } from './shared.js';
 
 interface RecoverOpts {
   json?: boolean;
@@ -56,7 +57,7 @@ function dryRun(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) =>
   const lock = DirectoryLock.acquire(resolved, 'recover');
   const warnings: string[] = [];
   try {
-    const config = resolveConfig(loadRememberedConfig(realIO, resolved));
+    const config = resolveConfig(loadRememberedConfig(realIO, resolved), configFromOptions(opts));
     const loaded = loadLog({
       io: realIO,
       dir: resolved,
@@ -80,6 +81,7 @@ async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: Lo
   const warnings: string[] = [];
   const log = Log.open(dir, {
     create: false,
+    config: configFromOptions(opts),
     discardLost: opts.discard ?? false,
     onWarning: (w) => warnings.push(describeWarning(w)),
     recovery: { forceRecoverAll: opts.full, onProgress },
@@ -138,7 +140,7 @@ export function renderRecoverReport(r: LoadReport): string[] {
 }
 
 export function recoverCommand(): Command {
-  return new Command('recover')
+  return addTopicConfigOptions(new Command('recover'))
     .description("run Kafka's log recovery on a partition directory and report what was repaired")
     .argument('<dir>', 'partition directory')
     .option('--json', 'print the report as one JSON object')

@@ -6,7 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { Option, type Command } from 'commander';
 import { Log, type LogOptions } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
-import { defaultLogConfig, propertyNames, rememberedConfigKeys, type LogConfig } from '../engine/config.js';
+import { defaultLogConfig, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';
 
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
@@ -53,7 +53,8 @@ export function addTopicConfigOptions(cmd: Command): Command {
     const name = propertyNames[key];
     const def = defaultLogConfig[key];
     const opt = new Option(`--${kebab(key)} <value>`, `${name} (default ${def}; remembered for later commands)`);
-    if (key !== 'cleanupPolicy') opt.argParser(parseInteger(`--${kebab(key)}`));
+    if (key === 'minCleanableDirtyRatio') opt.argParser((t: string) => validateConfig({ [key]: parsePropertyValue(key, t) })[key]);
+    else if (key !== 'cleanupPolicy') opt.argParser(parseInteger(`--${kebab(key)}`));
     cmd.addOption(opt);
   }
   return cmd;
@@ -75,7 +76,8 @@ export function addFlushOptions(cmd: Command): Command {
 }
 
 /** Collects the config layers a command was given. */
-export function configFromOptions(opts: Record<string, unknown>): Partial<LogConfig> {
+export function configFromOptions(given: object): Partial<LogConfig> {
+  const opts = given as Record<string, unknown>;
   const out: Partial<LogConfig> = {};
   for (const key of TOPIC_CONFIG_KEYS) if (opts[key] !== undefined) (out as Record<string, unknown>)[key] = opts[key];
   return out;

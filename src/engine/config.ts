@@ -27,6 +27,10 @@ export interface LogConfig {
   deleteRetentionMs: number;
   /** min.compaction.lag.ms */
   minCompactionLagMs: number;
+  /** min.cleanable.dirty.ratio: compact once dirty bytes / (clean + dirty) exceed this (a number in [0, 1]). */
+  minCleanableDirtyRatio: number;
+  /** max.compaction.lag.ms: compact once a dirty record is this old (Number.MAX_SAFE_INTEGER = never). */
+  maxCompactionLagMs: number;
   /** cleanup.policy: delete, compact or both. */
   cleanupPolicy: string;
   /** max.message.bytes: largest batch accepted on append (bytes, incl. 12-byte overhead). */
@@ -67,6 +71,8 @@ export const defaultLogConfig: Readonly<LogConfig> = Object.freeze({
   fileDeleteDelayMs: 60_000,
   deleteRetentionMs: 86_400_000,
   minCompactionLagMs: 0,
+  minCleanableDirtyRatio: 0.5,
+  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
   cleanupPolicy: 'delete',
   maxMessageBytes: 1_048_588,
   flushMode: 'sync',
@@ -94,6 +100,8 @@ export const propertyNames: Record<keyof LogConfig, string> = {
   fileDeleteDelayMs: 'file.delete.delay.ms',
   deleteRetentionMs: 'delete.retention.ms',
   minCompactionLagMs: 'min.compaction.lag.ms',
+  minCleanableDirtyRatio: 'min.cleanable.dirty.ratio',
+  maxCompactionLagMs: 'max.compaction.lag.ms',
   cleanupPolicy: 'cleanup.policy',
   maxMessageBytes: 'max.message.bytes',
   flushMode: 'flush.mode',
@@ -126,6 +134,7 @@ const minimums: Partial<Record<keyof LogConfig, number>> = {
   flushMessages: 1,
   flushBytes: 1,
   maxReadEntryBytes: 61,
+  maxCompactionLagMs: 1,
 };
 
 /**
@@ -144,6 +153,8 @@ export const rememberedConfigKeys: readonly (keyof LogConfig)[] = [
   'cleanupPolicy',
   'deleteRetentionMs',
   'minCompactionLagMs',
+  'minCleanableDirtyRatio',
+  'maxCompactionLagMs',
   'fileDeleteDelayMs',
 ];
 
@@ -169,6 +180,10 @@ export function validateConfig(partial: Partial<LogConfig>): Partial<LogConfig> 
     }
     if (k === 'flushWhenQueueEmpty') {
       if (typeof v !== 'boolean') throw new LogtoolError('usage', `${name} must be true or false`);
+      continue;
+    }
+    if (k === 'minCleanableDirtyRatio') {
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw new LogtoolError('usage', `${name} must be a number from 0 to 1, not "${String(v)}"`);
       continue;
     }
     if (typeof v !== 'number' || !Number.isFinite(v) || !Number.isInteger(v)) throw new LogtoolError('usage', `${name} must be an integer, not "${String(v)}"`);
@@ -198,6 +213,10 @@ export function parsePropertyValue(key: keyof LogConfig, text: string): LogConfi
     if (t === 'true') return true;
     if (t === 'false') return false;
     throw new LogtoolError('usage', `${propertyNames[key]} must be true or false, not "${t}"`);
+  }
+  if (key === 'minCleanableDirtyRatio') {
+    if (!/^(\d+\.?\d*|\.\d+)$/.test(t)) throw new LogtoolError('usage', `${propertyNames[key]} must be a number from 0 to 1, not "${t}"`);
+    return Number(t);
   }
   if (!/^-?\d+$/.test(t)) throw new LogtoolError('usage', `${propertyNames[key]} must be an integer, not "${t}"`);
   return Number(t);

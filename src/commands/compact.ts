@@ -4,14 +4,19 @@
  * after their first cleaning, and swaps the cleaned segments in by Kafka's crash-safe protocol.
  * Reports what was (or, with --dry-run, would be) removed: records, bytes, segments and files.
  *
- * Exit codes: 0 done (or nothing to do), 3 the log cannot be compacted as it is (records without
- * a key, corrupt batches, codecs or formats not supported), 1 failure, 2 usage.
+ * With --if-needed it first applies Kafka's cleaner schedule (min.cleanable.dirty.ratio,
+ * max.compaction.lag.ms; engine/cleaner/schedule.ts) and compacts only when that asks for it.
+ *
+ * Exit codes: 0 done (or nothing to do, or not needed with --if-needed), 3 the log cannot be
+ * compacted as it is (records without a key, corrupt batches, codecs or formats not supported),
+ * 1 failure, 2 usage.
  */
 import path from 'node:path';
 import { Command } from 'commander';
 import { Log } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
+import type { CompactionSchedule } from '../engine/cleaner/schedule.js';
 import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
@@ -27,6 +32,7 @@ interface CompactOpts {
   now?: number;
   keepRemoved?: string;
   progress?: boolean;
+  ifNeeded?: boolean;
   [k: string]: unknown;
 }
 
@@ -41,6 +47,7 @@ export function compactCommand(): Command {
     .option('--offset-map-bytes <bytes>', 'size the key→offset map explicitly (24 bytes per key slot); a small map means several passes', parseInteger('--offset-map-bytes', 48))
     .option('--now <time>', 'clean as of this time: delete horizons, min.compaction.lag.ms (epoch ms or ISO-8601; default now)', parseTime('--now'))
     .option('--keep-removed <dir>', 'keep every replaced segment file under <dir>/<partition>/<time>/ instead of deleting it')
+    .option('--if-needed', "compact only when Kafka's cleaner would: dirty ratio above min.cleanable.dirty.ratio, or a dirty record older than max.compaction.lag.ms")
     .option('--no-progress', 'no progress spinner on a terminal');
   addTopicConfigOptions(cmd);
   cmd.addHelpText(
@@ -59,7 +66,8 @@ Examples:
   logtool compact logdata/users-0 --dry-run
   logtool compact logdata/users-0 --delete-retention-ms 3600000 --json | jq .recordsRemoved
   logtool compact /var/lib/kafka/__consumer_offsets-12 --keep-removed /tmp/removed
-  logtool compact logdata/users-0 --max-memory 33554432 --from-start`,
+  logtool compact logdata/users-0 --max-memory 33554432 --from-start
+  logtool compact logdata/users-0 --if-needed --min-cleanable-dirty-ratio 0.3 --json | jq .needed`,
   );
   cmd.action(async (dir: string, opts: CompactOpts) => {
     const out = new Output();
@@ -67,9 +75,11 @@ Examples:
     const config = configFromOptions(opts);
     const progress = startProgress(`compacting ${dir}`, opts.progress !== false && !opts.json);
     const log = opts.dryRun ? Log.openStable(dir, { config }) : openLog(dir, { config, create: false }, counter);
-    let report: CleanReport;
+    let report: CleanReport | undefined;
+    let schedule: CompactionSchedule | undefined;
     try {
-      report = await log.compact({
+      if (opts.ifNeeded) schedule = log.compactionSchedule({ nowMs: opts.now, fromStart: opts.fromStart });
+      if (!schedule || schedule.needed) report = await log.compact({
         dryRun: opts.dryRun,
         fromStart: opts.fromStart,
         maxMemoryBytes: opts.maxMemory,
@@ -90,8 +100,12 @@ Examples:
     }
     progress.stop();
     await log.close();
-    if (opts.json) await out.json({ ok: true, ...report });
-    else for (const l of renderCompactReport(report)) await out.line(l);
+    const decision = schedule && { needed: schedule.needed, dirtyRatio: schedule.dirtyRatio, reason: schedule.reason, compacted: Boolean(report), schedule };
+    if (opts.json) await out.json({ ok: true, ...decision, ...(report ?? { dir: log.dir, dryRun: Boolean(opts.dryRun) }) });
+    else {
+      if (schedule) await out.line(`${schedule.needed ? 'Compaction needed' : 'Compaction not needed'} for ${log.dir}: ${schedule.reason}`);
+      if (report) for (const l of renderCompactReport(report)) await out.line(l);
+    }
     await out.flush();
     if (counter.count > 0) process.exitCode = 3;
   });

@@ -53,7 +53,7 @@ export function addTopicConfigOptions(cmd: Command): Command {
     const name = propertyNames[key];
     const def = defaultLogConfig[key];
     const opt = new Option(`--${kebab(key)} <value>`, `${name} (default ${def}; remembered for later commands)`);
-    if (key === 'minCleanableDirtyRatio') opt.argParser((t: string) => validateConfig({ [key]: parsePropertyValue(key, t) })[key]);
+    if (key === 'minCleanableDirtyRatio') opt.argParser((t: string) => validateConfig({ minCleanableDirtyRatio: parsePropertyValue(key, t) as number }).minCleanableDirtyRatio);
     else if (key !== 'cleanupPolicy') opt.argParser(parseInteger(`--${kebab(key)}`));
     cmd.addOption(opt);
   }

@@ -32,6 +32,7 @@ import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, typ
 import { swapSegments, type RemovedFile, type StepHook } from './cleaner/swap.js';
 import { beginChange, endChange, readGeneration, sleepSync } from './cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from './cleaner/types.js';
+import { compactionSchedule, type CompactionSchedule } from './cleaner/schedule.js';
 
 export interface LogWarning {
   file: string;
@@ -63,6 +64,12 @@ export interface LogOptions {
   recovery?: Pick<LoadOptions, 'forceRecoverAll' | 'onProgress'>;
   /** Apply retention in the background this often (writable opens; off when absent). See startRetention. */
   retentionCheckIntervalMs?: number;
+  /**
+   * Check this often whether the log needs compaction (min.cleanable.dirty.ratio,
+   * max.compaction.lag.ms) and compact it when it does (writable opens with a cleanup.policy
+   * containing compact; off when absent). See startCleaner.
+   */
+  cleanerCheckIntervalMs?: number;
 }
 
 export interface AppendOptions {
@@ -202,6 +209,7 @@ export class Log {
     loadReport: LoadReport;
     thoroughFlushIntervalMs?: number;
     retentionCheckIntervalMs?: number;
+    cleanerCheckIntervalMs?: number;
   }) {
     this.dir = init.dir;
     this.logDir = path.dirname(init.dir);
@@ -237,6 +245,7 @@ export class Log {
       );
     }
     if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
+    if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && this.config.cleanupPolicy.split(',').some((p) => p.trim() === 'compact')) this.startCleaner(init.cleanerCheckIntervalMs);
   }
 
   /** Opens (creating if allowed) a partition directory. */
@@ -288,6 +297,7 @@ export class Log {
         loadReport: loaded.report,
         thoroughFlushIntervalMs: options.thoroughFlushIntervalMs,
         retentionCheckIntervalMs: options.retentionCheckIntervalMs,
+        cleanerCheckIntervalMs: options.cleanerCheckIntervalMs,
       });
     } catch (e) {
       lock?.release();
@@ -879,6 +889,66 @@ export class Log {
     this.retentionTimer = undefined;
   }
 
+  private cleanerTimer: NodeJS.Timeout | undefined;
+  /** The last error of a background compaction (recorded, never thrown; also sent to onWarning). */
+  cleanerError: unknown;
+  /** Background compactions run so far (those the schedule asked for). */
+  backgroundCompactions = 0;
+
+  /**
+   * Kafka's cleaner schedule for this log now (cleaner/schedule.ts): the dirty ratio at segment
+   * granularity and whether min.cleanable.dirty.ratio or max.compaction.lag.ms asks for a
+   * compaction. Changes nothing.
+   */
+  compactionSchedule(opts: { nowMs?: number; fromStart?: boolean } = {}): CompactionSchedule {
+    return compactionSchedule(this, opts);
+  }
+
+  /** Compacts only when the schedule says so (what Kafka's cleaner thread does for this log). */
+  async compactIfNeeded(opts: CleanerOptions = {}): Promise<{ schedule: CompactionSchedule; report?: CleanReport }> {
+    const schedule = this.compactionSchedule({ nowMs: opts.nowMs, fromStart: opts.fromStart });
+    if (!schedule.needed) return { schedule };
+    return { schedule, report: await this.compact({ nowMs: schedule.nowMs, ...opts }) };
+  }
+
+  /**
+   * Checks every intervalMs (Kafka's log.cleaner.backoff.ms) whether the log needs compaction and
+   * compacts it when it does. The timer never keeps the process alive, skips a round while a
+   * compaction runs (never two at once), and stops when the log closes; errors go to cleanerError
+   * and onWarning.
+   */
+  /** The background compaction in progress, which close() waits for. */
+  private backgroundCompaction: Promise<void> | undefined;
+
+  startCleaner(intervalMs = 15_000, onResult?: (r: { schedule: CompactionSchedule; report?: CleanReport }) => void): void {
+    this.ensureWritable();
+    this.stopCleaner();
+    const t = setInterval(() => {
+      if (this.closed) return this.stopCleaner();
+      if (this.cleaning) return;
+      // Async: a synchronous failure (the schedule, ensureWritable) rejects too.
+      this.backgroundCompaction = this.compactIfNeeded().then(
+        (r) => {
+          if (r.report) this.backgroundCompactions++;
+          onResult?.(r);
+        },
+        (e: unknown) => {
+          this.cleanerError = e;
+          this.onWarning({ file: this.dir, message: `background compaction failed: ${(e as Error).message}` });
+        },
+      ).finally(() => {
+        this.backgroundCompaction = undefined;
+      });
+    }, intervalMs);
+    t.unref();
+    this.cleanerTimer = t;
+  }
+
+  stopCleaner(): void {
+    if (this.cleanerTimer) clearInterval(this.cleanerTimer);
+    this.cleanerTimer = undefined;
+  }
+
   /**
    * Compacts the log by Kafka's cleaner rules (cleaner/cleaner.ts): the latest record per key
    * survives, offsets never change, tombstones go delete.retention.ms after their first cleaning.
@@ -1007,6 +1077,10 @@ export class Log {
       for (const s of this.segments) s.closeQuietly();
       return;
     }
+    // Background jobs stop first; a compaction in progress finishes its swap before segments close.
+    this.stopCleaner();
+    this.stopRetention();
+    if (this.backgroundCompaction) await this.backgroundCompaction;
     this.closed = true; // refuses appends from here on
     try {
       if (!this.backgroundError) {

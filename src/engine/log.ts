@@ -475,7 +475,7 @@ export class Log {
         const b = batches[j]!;
         if (seg.size + bytes > c.segmentBytes - b.info.size) break;
         if (b.info.lastOffset - seg.baseOffset > 0x7fffffff) break;
-        if ((firstTs >= 0 ? b.info.maxTimestamp - firstTs : Date.now() - seg.createdMs) > c.segmentMs) break;
+        if ((firstTs >= 0 ? b.info.maxTimestamp - firstTs : Date.now() - seg.createdMs) > this.maxSegmentMs) break;
         bytes += b.info.size;
         j++;
       }
@@ -530,6 +530,16 @@ export class Log {
     return { bytes, records };
   }
 
+  /**
+   * segment.ms, or for a compacted log with max.compaction.lag.ms set, the smaller of the two
+   * (Kafka's UnifiedLog), so that the active segment — never cleaned — becomes cleanable in time.
+   */
+  private get maxSegmentMs(): number {
+    const c = this.config;
+    const compacted = c.cleanupPolicy.split(',').some((p) => p.trim() === 'compact');
+    return compacted && c.maxCompactionLagMs > 0 ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
+  }
+
   /** Kafka's roll conditions (kafka-format.md §9), evaluated before each append. */
   private maybeRoll(incomingBytes: number, incomingBaseOffset: number, incomingLastOffset: number, incomingMaxTimestamp: number): void {
     const seg = this.activeSegment;
@@ -539,7 +549,7 @@ export class Log {
     else if (seg.size > 0) {
       const first = seg.firstBatchMaxTimestamp();
       const waited = first >= 0 ? incomingMaxTimestamp - first : Date.now() - seg.createdMs;
-      if (waited > c.segmentMs) reason = 'time';
+      if (waited > this.maxSegmentMs) reason = 'time';
     }
     if (!reason && seg.indexesFull) reason = 'index full';
     if (!reason && incomingLastOffset - seg.baseOffset > 0x7fffffff) reason = 'offset overflow';

@@ -232,3 +232,20 @@ describe('logtool compact --if-needed', () => {
     expect(cliSync('compact', dir, '--min-cleanable-dirty-ratio', 'abc').code).toBe(2);
   });
 });
+
+describe('segment roll of a compacted log', () => {
+  it('rolls by min(segment.ms, max.compaction.lag.ms) when cleanup.policy has compact, by segment.ms otherwise', async () => {
+    const T = 1_700_000_000_000;
+    const segmentsAfter = async (policy: string): Promise<number> => {
+      const dir = tempPartitionPath();
+      const log = Log.open(dir, { config: { cleanupPolicy: policy, segmentMs: 3_600_000, maxCompactionLagMs: 60_000, flushMode: 'async' } });
+      // Records 30 s apart: 10 of them span 4.5 min, past the 60 s lag but far below segment.ms.
+      for (let i = 0; i < 10; i++) await log.append([{ key: Buffer.from(`k${i % 3}`), value: Buffer.from('v'), timestamp: T + i * 30_000 }]);
+      const n = log.segments.length;
+      await log.close();
+      return n;
+    };
+    expect(await segmentsAfter('compact')).toBeGreaterThanOrEqual(4);
+    expect(await segmentsAfter('delete')).toBe(1);
+  });
+});

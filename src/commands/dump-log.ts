@@ -18,6 +18,7 @@ import { entryCrcValid } from '../engine/log-reader.js';
 import { LogSegment, parseBaseOffset } from '../engine/segment.js';
 import { Output } from '../render/output.js';
 import { parseInteger } from './shared.js';
+import { describeKraftControl } from '../engine/format/kraft-control.js';
 
 const INT_MAX = 2147483647;
 
@@ -70,6 +71,8 @@ function controlSuffix(r: LogRecord): string {
   if ((type === 0 || type === 1) && r.value && r.value.length >= 6) {
     return ` endTxnMarker: ${type === 0 ? 'ABORT' : 'COMMIT'} coordinatorEpoch: ${r.value.readInt32BE(2)}`;
   }
+  const kraft = describeKraftControl(type, r.value);
+  if (kraft) return ` ${kraft}`;
   const names = ['ABORT', 'COMMIT', 'LEADER_CHANGE', 'SNAPSHOT_HEADER', 'SNAPSHOT_FOOTER', 'KRAFT_VERSION', 'KRAFT_VOTERS'];
   return ` controlType: ${names[type] ?? 'UNKNOWN'}(${type})`;
 }
@@ -109,8 +112,15 @@ function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: 
 }
 
 async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: Map<string, Map<number, number>>): Promise<boolean> {
-  const base = parseBaseOffset(path.basename(file));
-  await out.line(`Log starting offset: ${base ?? 0}`);
+  const name = path.basename(file);
+  if (name.endsWith('.checkpoint')) {
+    // KRaft snapshots (<end offset>-<epoch>.checkpoint) hold record batches too (Kafka's Snapshots).
+    const m = /^(\d{20})-(\d{10})\.checkpoint$/.exec(name);
+    if (name === 'bootstrap.checkpoint') await out.line('KRaft bootstrap snapshot');
+    else if (m) await out.line(`Snapshot end offset: ${Number(m[1])}, epoch: ${Number(m[2])}`);
+  } else {
+    await out.line(`Log starting offset: ${parseBaseOffset(name) ?? 0}`);
+  }
   const size = realIO.stat(file)?.size ?? 0;
   const end = Math.min(size, opts.maxBytes);
   const scanner = new EntryScanner({ io: realIO, path: file, endPosition: end });
@@ -373,7 +383,7 @@ Examples:
         if (!st) throw new LogtoolError('not-found', 'no such file', { file });
         await out.line(`Dumping ${file}`);
         const suffix = path.extname(file);
-        if (suffix === '.log') {
+        if (suffix === '.log' || suffix === '.checkpoint') {
           problems = (await dumpLogFile(file, opts, out, nonConsecutive)) || problems;
         } else if (suffix === '.index') {
           problems = (await dumpOffsetIndex(file, opts, out, mismatches)) || problems;

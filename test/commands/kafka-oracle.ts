@@ -287,6 +287,24 @@ export function expectedBatchLine(e: OracleEntry): string {
 
 const CONTROL_TYPES = ['ABORT', 'COMMIT', 'LEADER_CHANGE'];
 
+/**
+ * LeaderChangeMessage v0 as Kafka's JSON converter prints it, read straight from the bytes:
+ * int16 version, int32 leaderId, then two compact arrays (count + 1, one byte here) of int32 voter
+ * ids each followed by an empty tagged-field section.
+ */
+function leaderChangeJson(v: Buffer): string {
+  let p = 6;
+  const voters = (): string => {
+    const n = v[p++]! - 1;
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++, p += 5) ids.push(`{"voterId":${v.readInt32BE(p)}}`);
+    return `[${ids.join(',')}]`;
+  };
+  const a = voters();
+  const b = voters();
+  return `{"version":${v.readInt16BE(0)},"leaderId":${v.readInt32BE(2)},"voters":${a},"grantingVoters":${b}}`;
+}
+
 /** §16.2 record line (metadata; with `print`, key and payload as UTF-8). */
 export function expectedRecordLine(e: OracleEntry, r: OracleRecord, print = false): string {
   let line = `| offset: ${r.offset} ${e.timestampType}: ${r.timestamp} keySize: ${r.key ? r.key.length : -1} valueSize: ${r.value ? r.value.length : -1}`;
@@ -295,7 +313,7 @@ export function expectedRecordLine(e: OracleEntry, r: OracleRecord, print = fals
     if (e.isControl) {
       const type = r.key!.readInt16BE(2);
       if (type > 2) throw new Error(`oracle: control type ${type} not modelled`);
-      line += type < 2 ? ` endTxnMarker: ${CONTROL_TYPES[type]} coordinatorEpoch: ${r.value!.readInt32BE(2)}` : ` controlType: ${CONTROL_TYPES[type]}(${type})`;
+      line += type < 2 ? ` endTxnMarker: ${CONTROL_TYPES[type]} coordinatorEpoch: ${r.value!.readInt32BE(2)}` : ` LeaderChange: ${leaderChangeJson(r.value!)}`;
     }
   } else {
     line += ` isValid: ${r.crcValid} crc: ${r.crc}`;

@@ -16,17 +16,22 @@ export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
 /** Largest checkpoint file read (a log dir of 100k partitions is ~4 MiB). */
 const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
-/** Writes a whole file atomically and durably: tmp + fsync + rename + directory fsync. */
-export function writeFileAtomic(io: FileIO, filePath: string, content: string | Buffer): void {
-  const tmp = `${filePath}.tmp`;
+/** Writes a whole file (created or truncated) and fdatasyncs it; no rename. */
+export function writeFileDurable(io: FileIO, filePath: string, content: string | Buffer): void {
   const data = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-  const fd = io.open(tmp, 'w');
+  const fd = io.open(filePath, 'w');
   try {
     io.write(fd, data, 0, data.length, 0);
     io.datasync(fd);
   } finally {
     io.close(fd);
   }
+}
+
+/** Writes a whole file atomically and durably: tmp + fsync + rename + directory fsync. */
+export function writeFileAtomic(io: FileIO, filePath: string, content: string | Buffer): void {
+  const tmp = `${filePath}.tmp`;
+  writeFileDurable(io, tmp, content);
   io.rename(tmp, filePath);
   io.syncDir(path.dirname(filePath));
 }

@@ -33,6 +33,7 @@ import type { LogConfig } from '../config.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
 import { CONTROL_ABORT, CONTROL_COMMIT, controlType, emptyBatch, rebuildBatch, RecordRefs, walkRecords, type Allocate } from './batch-records.js';
 import { CLEANED_SUFFIX, type RemovedFile, type StepHook } from './swap.js';
+import { writeFileDurable } from '../checkpoint.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
 /** Kafka's producer.id.expiration.ms default: producers idle this long are no longer active. */
@@ -947,13 +948,7 @@ export class Cleaner {
             writeInt64(buf, p + 18, t.lastOffset);
             writeInt64(buf, p + 26, t.lastStableOffset);
           });
-          const fd = io.open(txnPath, 'w');
-          try {
-            io.write(fd, buf, 0, buf.length, 0);
-            io.datasync(fd);
-          } finally {
-            io.close(fd);
-          }
+          writeFileDurable(io, txnPath, buf);
           files.push(txnPath);
         }
         // Kafka keeps the last input segment's modification time on the cleaned files.

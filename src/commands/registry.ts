@@ -10,7 +10,8 @@ import { compactCommand } from './compact.js';
 import { retentionCommand } from './retention.js';
 import { deleteRecordsCommand } from './delete-records.js';
 import { consumeCommand, positionsCommand } from './consume.js';
+import { verifyCommand } from './verify.js';
 
 export function extraCommands(): Command[] {
-  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand()];
+  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand()];
 }

@@ -27,3 +27,4 @@ export type { LoadReport } from './loader.js';
 export type { AckStatus } from './flush/group-commit.js';
 export { ConsumerPositions, CONSUMER_OFFSETS_CHECKPOINT, type ConsumerPosition, type CommitPositionOptions } from './consumer-positions.js';
 export { Channel, type ChannelOptions, type ChannelCounters, type PutTransaction, type TakeTransaction } from './channel.js';
+export { verifyLog, type VerifyReport, type VerifyProblem, type VerifyOptions } from './log-verifier.js';

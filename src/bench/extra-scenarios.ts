@@ -4,7 +4,7 @@
  */
 import { benchCodecs, type CodecBenchResult } from './codecs.js';
 import { benchCompaction } from './compaction.js';
-import { LatencyRecorder, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
+import { singleRunResult, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 import type { CompressionName } from '../engine/format/compression.js';
 
 const CODECS: readonly CompressionName[] = ['gzip', 'snappy', 'lz4', 'zstd'];
@@ -22,23 +22,11 @@ function codecResults(ctx: BenchContext): Promise<CodecBenchResult[]> {
   return run;
 }
 
-function once(ms: number): LatencyRecorder {
-  const l = new LatencyRecorder();
-  l.record(ms);
-  return l;
-}
 
 async function codecScenario(ctx: BenchContext, codec: CompressionName | 'none'): Promise<ScenarioResult> {
   const r = (await codecResults(ctx)).find((x) => x.codec === codec);
   if (!r) throw new Error(`codec bench produced no result for ${codec}`);
-  return {
-    records: r.records,
-    bytes: r.bytes,
-    seconds: r.seconds,
-    latenciesMs: once(r.seconds * 1000),
-    opUnit: 'whole log',
-    extra: { fileBytes: r.fileBytes, compressionRatio: Number(r.compressionRatio.toFixed(2)) },
-  };
+  return singleRunResult(r, 'whole log', { fileBytes: r.fileBytes, compressionRatio: Number(r.compressionRatio.toFixed(2)) });
 }
 
 export const codecScenarios: BenchScenario[] = [
@@ -70,20 +58,13 @@ export const compactionScenario: BenchScenario = {
       totalBytes: ctx.quick ? 8 << 20 : 256 << 20,
       onProgress: (phase, f) => ctx.progress(phase === 'build' ? f / 2 : 0.5 + f / 2),
     });
-    return {
-      records: r.inputRecords,
-      bytes: r.inputBytes,
-      seconds: r.seconds,
-      latenciesMs: once(r.seconds * 1000),
-      opUnit: 'whole compaction',
-      extra: {
-        passes: r.passes,
-        mbPerCpuSecond: Number(r.mbPerCpuSecond.toFixed(1)),
-        meetsTarget: r.meetsTarget,
-        memoryBoundBytes: r.memoryBoundBytes,
-        peakHeapAndBuffersGrowthBytes: r.peakHeapAndBuffersGrowthBytes,
-        withinMemoryBound: r.withinBound,
-      },
-    };
+    return singleRunResult({ records: r.inputRecords, bytes: r.inputBytes, seconds: r.seconds }, 'whole compaction', {
+      passes: r.passes,
+      mbPerCpuSecond: Number(r.mbPerCpuSecond.toFixed(1)),
+      meetsTarget: r.meetsTarget,
+      memoryBoundBytes: r.memoryBoundBytes,
+      peakHeapAndBuffersGrowthBytes: r.peakHeapAndBuffersGrowthBytes,
+      withinMemoryBound: r.withinBound,
+    });
   },
 };

@@ -24,7 +24,7 @@ import { encodeBatch, RECORD_BATCH_OVERHEAD } from '../engine/format/record-batc
 import { rebuildSegmentIndexes } from '../engine/index-rebuilder.js';
 import { defaultLogConfig } from '../engine/config.js';
 import { LOG_SUFFIX } from '../engine/segment.js';
-import { LatencyRecorder, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
+import { singleRunResult, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 
 const READ_CHUNK_BYTES = 1 << 20;
 export const TARGET_RECOVERY_RATIO = 0.6;
@@ -289,14 +289,8 @@ async function sharedLog(ctx: BenchContext, name: string, totalBytes: number, se
   return dir;
 }
 
-const once = (ms: number): LatencyRecorder => {
-  const l = new LatencyRecorder();
-  l.record(ms);
-  return l;
-};
-
 function asResult(t: Throughput, records: number, opUnit: string, extra: Record<string, number | string | boolean> = {}): ScenarioResult {
-  return { records, bytes: t.bytes, seconds: t.seconds, latenciesMs: once(t.seconds * 1000), opUnit, extra };
+  return singleRunResult({ records, bytes: t.bytes, seconds: t.seconds }, opUnit, extra);
 }
 
 const recordsOf = (ctx: BenchContext, name: string): number => {

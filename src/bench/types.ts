@@ -124,6 +124,20 @@ export class LatencyRecorder {
 export const nowMs = (): number => performance.now();
 
 /**
+ * The result of a scenario measured as one run (a whole recovery, a whole compaction, a whole
+ * read of a log): its single latency sample is the run itself.
+ */
+export function singleRunResult(
+  run: { records: number; bytes: number; seconds: number },
+  opUnit: string,
+  extra: Record<string, number | string | boolean> = {},
+): ScenarioResult {
+  const latenciesMs = new LatencyRecorder();
+  latenciesMs.record(run.seconds * 1000);
+  return { records: run.records, bytes: run.bytes, seconds: run.seconds, latenciesMs, opUnit, extra };
+}
+
+/**
  * Times `one()` op by op: `warmupOps` untimed calls, then up to `maxOps` timed ones or until
  * ctx.durationMs has passed, each latency recorded. `afterWarmup` resets the caller's counters.
  */

@@ -13,6 +13,7 @@ import { EntryScanner } from '../../../src/engine/file-records.js';
 import { realIO } from '../../../src/engine/io.js';
 import { computeBatchCrc, type RecordInput } from '../../../src/engine/format/record-batch.js';
 import '../../../src/engine/format/codecs/index.js';
+import type { AppendOptions } from '../../../src/engine/log.js';
 
 const require = createRequire(import.meta.url);
 const KafkaDecoder = require('kafkajs/src/protocol/decoder');
@@ -49,14 +50,9 @@ export interface Rec {
   timestamp: number;
 }
 
-export interface BatchSpec {
+/** A batch to write: its records, and the batch fields an append may set. */
+export interface BatchSpec extends Pick<AppendOptions, 'compression' | 'producerId' | 'producerEpoch' | 'baseSequence' | 'transactional' | 'control'> {
   records: { key: string | null; value: string | null; timestamp?: number }[];
-  compression?: number;
-  producerId?: number;
-  producerEpoch?: number;
-  baseSequence?: number;
-  transactional?: boolean;
-  control?: boolean;
 }
 
 const toInput = (r: BatchSpec['records'][number]): RecordInput => ({

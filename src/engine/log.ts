@@ -558,8 +558,26 @@ export class Log {
     this.roll(Math.max(incomingBaseOffset, this.committedNextOffset));
   }
 
-  /** Seals the active segment and starts a new one at newBaseOffset. */
+  /**
+   * Seals the active segment and starts a new one at the log end offset (the only offset
+   * newBaseOffset may name). Refuses any other offset, and the log end offset when a segment
+   * already starts there (an empty active segment): below it the new segment would overlap
+   * acknowledged data, above it the next records would fall below the segment's base. The new
+   * `.log` is created exclusively, never reopened for truncation.
+   */
   roll(newBaseOffset = this.committedNextOffset): LogSegment {
+    // Not ensureWritable: close() commits the write buffer, which may roll, after `closed` is set.
+    if (this.readOnly) throw new LogtoolError('usage', 'log was opened read-only', { file: this.dir });
+    if (!Number.isSafeInteger(newBaseOffset) || newBaseOffset < this.committedNextOffset) {
+      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: it is below the log end offset ${this.committedNextOffset}`, { file: this.dir });
+    }
+    if (newBaseOffset > this.committedNextOffset) {
+      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: it is above the log end offset ${this.committedNextOffset}, so the next records would fall below the segment's base`, { file: this.dir });
+    }
+    const existing = this.segments.find((s) => s.baseOffset === newBaseOffset);
+    if (existing) {
+      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: segment ${path.basename(existing.logPath)} already starts there`, { file: this.dir });
+    }
     const old = this.activeSegment;
     old.onBecomeInactive();
     this.sealedUnflushed.push(old);
@@ -570,7 +588,7 @@ export class Log {
       indexIntervalBytes: this.config.indexIntervalBytes,
       maxIndexBytes: this.config.segmentIndexBytes,
       writable: true,
-      create: true,
+      create: 'exclusive',
       maxEntryBytes: this.config.maxReadEntryBytes,
     });
     this.segments.push(seg);

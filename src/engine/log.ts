@@ -11,6 +11,7 @@ import { requireTopicPartition, parseTopicPartition, type TopicPartition } from 
 import { DirectoryLock } from './lock.js';
 import { LogSegment, type AppendedBatchInfo } from './segment.js';
 import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
+import { validateClientBatch } from './format/batch-validator.js';
 import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
 import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
 import {
@@ -375,12 +376,12 @@ export class Log {
       if (buf.buffer !== this.encodeScratch?.buffer && buf.length <= MAX_ENCODE_SCRATCH_BYTES) {
         this.encodeScratch = Buffer.allocUnsafeSlow(Math.min(MAX_ENCODE_SCRATCH_BYTES, 2 ** Math.ceil(Math.log2(Math.max(buf.length, 65536)))));
       }
-      return this.appendEncoded(buf, options);
+      return this.appendBatch(buf, options, false);
     }
     const inArena = buf.buffer === this.arena!.buffer;
     if (inArena) this.arenaPos += buf.length; // before appendEncoded: a commit it triggers resets the arena
     try {
-      return this.appendEncoded(buf, options);
+      return this.appendBatch(buf, options, false);
     } catch (e) {
       if (inArena && this.arenaPos === buf.byteOffset - this.arena!.byteOffset + buf.length) this.arenaPos -= buf.length;
       throw e;
@@ -398,8 +399,19 @@ export class Log {
    * - sync + ackBeforeSync, async: committed (written to the file) before this returns; resolves
    *   `committed`; the background flusher (or the next group) makes it durable;
    * - buffered: copied into the write buffer; resolves `written`; the committer writes it.
+   *
+   * The batch is checked as Kafka's LogValidator checks a producer's (format/batch-validator.ts):
+   * CRC-32C, offsets and count, records, timestamps, control and producer fields. A batch that
+   * fails is refused with a `corrupt` error (exit 3), nothing is appended and the log stays usable.
+   * `options.control` admits a control batch; `options.logAppendTime` says the batch carries
+   * LogAppendTime.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
+    return this.appendBatch(batch, options, true);
+  }
+
+  /** appendEncoded; `fromCaller` false for append()'s own encoding, which needs no validation. */
+  private appendBatch(batch: Buffer, options: AppendOptions, fromCaller: boolean): Promise<AppendResult> {
     this.ensureWritable();
     if (batch.length < 61 || batch[16] !== 2 || batch.readInt32BE(8) + LOG_OVERHEAD !== batch.length) {
       throw new LogtoolError('usage', 'appendEncoded takes exactly one v2 record batch');
@@ -407,6 +419,7 @@ export class Log {
     if (batch.length > this.config.maxMessageBytes) {
       throw new LogtoolError('too-large', `batch of ${batch.length} bytes exceeds max.message.bytes (${this.config.maxMessageBytes})`, { file: this.dir });
     }
+    if (fromCaller) validateClientBatch(batch, { file: this.dir, allowControl: options.control === true, logAppendTime: options.logAppendTime === true });
     const baseOffset = this.nextOffsetValue;
     setBaseOffset(batch, 0, baseOffset);
     const lastOffsetDelta = batch.readInt32BE(23);

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log, type AppendOptions } from '../../src/engine/index.js';
+import { computeBatchCrc, encodeBatch, writeInt64, type EncodeBatchOptions } from '../../src/engine/format/record-batch.js';
 import { LogtoolError } from '../../src/engine/errors.js';
 import { segmentFileName } from '../../src/engine/segment.js';
 import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
@@ -76,5 +77,77 @@ describe('Log.roll', () => {
     expect(fs.readFileSync(stray, 'utf8')).toBe('not mine');
     expect(log.segments.map((s) => s.baseOffset)).toEqual([0]);
     log.abandon();
+  });
+});
+
+describe('Log.appendEncoded validates as Kafka LogValidator does', () => {
+  const T = 1_700_000_000_000;
+  const good = (n: number, opts: Partial<EncodeBatchOptions> = {}) =>
+    encodeBatch(Array.from({ length: n }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), timestamp: T + i })), { baseOffset: 0, ...opts });
+  /** Changes a header field and recomputes the CRC, so only the named rule can catch it. */
+  const withField = (b: Buffer, write: (b: Buffer) => void) => {
+    const out = Buffer.from(b);
+    write(out);
+    out.writeUInt32BE(computeBatchCrc(out, 0, out.length), 17);
+    return out;
+  };
+
+  const invalid: [string, () => Buffer, RegExp, AppendOptions?][] = [
+    ['a wrong CRC', () => { const b = good(2); b[b.length - 1]! ^= 1; return b; }, /byte 17: CRC-32C is \d+ but the batch says/],
+    ['a negative lastOffsetDelta', () => withField(good(1), (b) => b.writeInt32BE(-5, 23)), /byte 23: negative last offset delta -5/],
+    ['a lastOffsetDelta disagreeing with the count', () => withField(good(2), (b) => b.writeInt32BE(4, 23)), /byte 23: last offset delta 4 spans 5 offsets but the batch counts 2/],
+    ['a count disagreeing with the records', () => withField(good(2), (b) => { b.writeInt32BE(2, 23); b.writeInt32BE(3, 57); }), /the batch counts 3 records but holds 2/],
+    ['a zero record count', () => withField(good(1), (b) => { b.writeInt32BE(-1, 23); b.writeInt32BE(0, 57); }), /byte 23: negative last offset delta|invalid record count 0/],
+    ['an undeclared control batch', () => good(1, { control: true, producerId: 7, producerEpoch: 0, transactional: true }), /byte 21: control batches are written by the transaction coordinator/],
+    ['a producer id without a sequence', () => good(1, { producerId: 7, producerEpoch: 0, baseSequence: -1 }), /byte 53: invalid sequence number -1 with producer id 7/],
+    ['a max timestamp that is not the records\' maximum', () => withField(good(2), (b) => writeInt64(b, 35, T + 99)), /byte 35: max timestamp \d+ is not the records' maximum \d+/],
+    ['LogAppendTime the append did not ask for', () => good(1, { logAppendTime: true }), /byte 21: the batch says LogAppendTime/],
+    ['an unknown codec', () => withField(good(1), (b) => b.writeInt16BE(6, 21)), /byte 21: unknown compression codec 6/],
+    ['a gzip batch whose count disagrees with its records', () => withField(good(3, { compression: 1 }), (b) => { b.writeInt32BE(3, 23); b.writeInt32BE(4, 57); }), /byte 61: the batch counts 4 records but holds 3/],
+    ['records with offset deltas that skip', () => good(2, { offsetDeltas: [0, 2] } as Partial<EncodeBatchOptions>), /offset delta 2; the records of a batch take consecutive offsets|spans 3 offsets but the batch counts 2/],
+  ];
+
+  for (const [what, make, message, options] of invalid) {
+    it(`refuses ${what} (exit 3), appends nothing, and keeps the log usable`, async () => {
+      const dir = tempPartitionPath('validate-0');
+      const log = Log.open(dir);
+      await log.append([rec('a')]);
+      const sizeBefore = log.activeSegment.size;
+      let caught: unknown;
+      try {
+        await log.appendEncoded(make(), options);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(LogtoolError);
+      expect((caught as LogtoolError).kind).toBe('corrupt');
+      expect((caught as LogtoolError).exitCode).toBe(3);
+      expect((caught as LogtoolError).message).toMatch(message);
+      expect((caught as LogtoolError).describe()).toContain(dir);
+      expect(log.nextOffset).toBe(1);
+      expect(log.activeSegment.size).toBe(sizeBefore);
+      const r = await log.appendEncoded(good(2));
+      expect(r).toMatchObject({ baseOffset: 1, lastOffset: 2, status: 'flushed' });
+      // A crash now: recovery keeps every acknowledged batch, nothing is cut.
+      log.abandon();
+      fs.rmSync(path.join(path.dirname(dir), 'recovery-point-offset-checkpoint'), { force: true }); // recover everything
+      const warnings: string[] = [];
+      const again = Log.open(dir, { onWarning: (w) => warnings.push(w.message) });
+      expect(again.nextOffset).toBe(3);
+      expect(values(again)).toEqual(['0:a', '1:v0', '2:v1']);
+      expect(warnings).toEqual([]);
+      await again.close();
+    });
+  }
+
+  it('accepts valid batches as they are: compressed, declared control, LogAppendTime, with producer state', async () => {
+    const dir = tempPartitionPath('validate-ok-0');
+    const log = Log.open(dir);
+    await log.appendEncoded(good(3, { compression: 1 }));
+    await log.appendEncoded(good(2, { producerId: 9, producerEpoch: 1, baseSequence: 0, transactional: true }));
+    await log.appendEncoded(encodeBatch([{ key: Buffer.from([0, 0, 0, 1]), value: Buffer.from([0, 0, 0, 0, 0, 0]), timestamp: T }], { baseOffset: 0, control: true, producerId: 9, producerEpoch: 1, transactional: true }), { control: true });
+    await log.appendEncoded(good(1, { logAppendTime: true }), { logAppendTime: true });
+    expect(log.nextOffset).toBe(7);
+    await log.close();
   });
 });

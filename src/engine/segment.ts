@@ -328,9 +328,14 @@ export class LogSegment {
   /** Log, then indexes (Kafka's LogSegment.flush order). */
   flush(): void {
     this.flushLog();
+    this.flushIndexes();
+    this.dirty = false;
+  }
+
+  /** fdatasync of `.index` and `.timeindex`. */
+  flushIndexes(): void {
     this.offsetIndex.flush();
     this.timeIndex.flush();
-    this.dirty = false;
   }
 
   /** Truncates the `.log` to `bytes` and drops index entries past it. */

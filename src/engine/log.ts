@@ -997,16 +997,28 @@ export class Log {
    */
   async compact(opts: CleanerOptions = {}): Promise<CleanReport> {
     if (!opts.dryRun) this.ensureWritable();
+    if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
     if (this.cleaning) throw new LogtoolError('usage', 'a compaction of this log is already running', { file: this.dir });
     this.cleaning = true;
-    try {
-      // Sealed segments and their indexes durable before they are read and replaced.
-      if (!this.readOnly && !this.closed) await this.flush();
-      return await cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.keepDirFor(opts.keepRemovedDir) });
-    } finally {
-      this.cleaning = false;
-    }
+    const run = (async () => {
+      try {
+        // Sealed segments and their indexes durable before they are read and replaced.
+        if (!this.readOnly) await this.flush();
+        return await cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.keepDirFor(opts.keepRemovedDir) });
+      } finally {
+        this.cleaning = false;
+      }
+    })();
+    // close() waits for it (foreground or background): segments stay open and the lock held until it ends.
+    this.compaction = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
+
+  /** The compaction in progress (settles when it ends, never rejects), which close() waits for. */
+  private compaction: Promise<void> | undefined;
 
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
   readCleanerCheckpoint(): number | undefined {
@@ -1113,15 +1125,19 @@ export class Log {
    */
   async close(): Promise<void> {
     if (this.closed) return;
+    // Background jobs stop first; a compaction in progress (foreground or background, a dry run
+    // included) finishes before segments close, so nothing reads a closed segment or changes a
+    // file once the lock is released.
+    this.stopCleaner();
+    this.stopRetention();
+    if (this.backgroundCompaction) await this.backgroundCompaction;
+    while (this.compaction && this.cleaning) await this.compaction;
+    if (this.closed) return; // a concurrent close finished meanwhile
     if (this.readOnly) {
       this.closed = true;
       for (const s of this.segments) s.closeQuietly();
       return;
     }
-    // Background jobs stop first; a compaction in progress finishes its swap before segments close.
-    this.stopCleaner();
-    this.stopRetention();
-    if (this.backgroundCompaction) await this.backgroundCompaction;
     this.closed = true; // refuses appends from here on
     try {
       if (!this.backgroundError) {
@@ -1139,8 +1155,19 @@ export class Log {
       }
     } finally {
       this.pipeline?.close();
+      // Delayed removals of retired segments run now, under the lock: none outlives close().
+      this.runPendingDeletionsQuietly();
       for (const s of this.segments) s.closeQuietly();
       this.lock?.release();
+    }
+  }
+
+  /** runPendingDeletions for close: a failure is a warning (the next open removes `.deleted` files). */
+  private runPendingDeletionsQuietly(): void {
+    try {
+      this.runPendingDeletions();
+    } catch (e) {
+      this.onWarning({ file: this.dir, message: `removing deleted segment files failed: ${(e as Error).message}; the next open removes them` });
     }
   }
 
@@ -1170,6 +1197,11 @@ export class Log {
   /** Simulates a crash for tests: drops locks and fds without flushing or trimming. */
   abandon(): void {
     this.pipeline?.close();
+    this.stopCleaner();
+    this.stopRetention();
+    // A crashed process removes nothing later: the next open deletes the `.deleted` files.
+    for (const t of this.pendingDeletions.keys()) clearTimeout(t);
+    this.pendingDeletions.clear();
     this.closed = true;
     for (const s of this.segments) s.closeQuietly();
     this.lock?.release();

@@ -89,3 +89,71 @@ describe('indexes rebuilt at open (item 15)', () => {
     }
   });
 });
+
+/** Name → size and content hash of every file under dir (and its log dir's checkpoints). */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const d of [dir, path.dirname(dir)]) {
+    for (const n of fs.readdirSync(d)) {
+      const p = path.join(d, n);
+      const st = fs.statSync(p);
+      if (st.isFile()) out[p] = `${st.size}:${st.mtimeMs}:${fs.readFileSync(p).toString('base64').slice(0, 64)}`;
+    }
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function compactableLog(dir: string, deleteDelayMs: number): Promise<Log> {
+  const log = Log.open(dir, { config: { cleanupPolicy: 'compact', segmentBytes: 4096, fileDeleteDelayMs: deleteDelayMs, flushMode: 'async' } });
+  // Many segments of rewritten keys: the compaction yields to the event loop many times.
+  for (let i = 0; i < 600; i++) await log.append([{ key: Buffer.from(`k${i % 7}`), value: Buffer.alloc(200, i), timestamp: 1_700_000_000_000 + i }]);
+  return log;
+}
+
+describe('close() leaves no work running (item 17)', () => {
+  it('waits for a foreground compaction: it completes, and no file changes after close', async () => {
+    const dir = tempPartitionPath('close-compact-0');
+    const log = await compactableLog(dir, 150);
+    const compaction = log.compact();
+    const closing = log.close();
+    const [c] = await Promise.allSettled([compaction, closing]);
+    expect(c.status).toBe('fulfilled');
+    await closing;
+    const after = snapshot(dir);
+    await sleep(400); // well past file.delete.delay.ms
+    expect(snapshot(dir)).toEqual(after);
+    // The delayed removals ran before the lock was released: no .deleted file is left behind.
+    expect(Object.keys(after).filter((f) => f.endsWith('.deleted'))).toEqual([]);
+    const again = Log.open(dir, { readOnly: true });
+    const latest = new Map([...again.read()].map((r) => [r.key!.toString(), r.offset]));
+    expect(latest.size).toBe(7);
+    expect(Math.max(...latest.values())).toBe(599);
+    await again.close();
+  });
+
+  it('a dry-run compaction of a read-only log is not cut off by close()', async () => {
+    const dir = tempPartitionPath('close-dryrun-0');
+    await (await compactableLog(dir, 0)).close();
+    const log = Log.open(dir, { readOnly: true });
+    const compaction = log.compact({ dryRun: true });
+    const closing = log.close();
+    const [c] = await Promise.allSettled([compaction, closing]);
+    expect(c.status === 'rejected' ? String((c as PromiseRejectedResult).reason) : 'fulfilled').toBe('fulfilled');
+  });
+
+  it('runs the delayed removals of retention at close, not after it', async () => {
+    const dir = tempPartitionPath('close-retention-0');
+    const log = Log.open(dir, { config: { segmentBytes: 1024, fileDeleteDelayMs: 150, flushMode: 'async' } });
+    for (let i = 0; i < 40; i++) await log.append([rec(i)]);
+    const report = log.deleteRecordsBefore(30);
+    expect(report.deleted.length).toBeGreaterThan(0);
+    expect(fs.readdirSync(dir).filter((n) => n.endsWith('.deleted')).length).toBeGreaterThan(0);
+    await log.close();
+    const after = snapshot(dir);
+    expect(Object.keys(after).filter((f) => f.endsWith('.deleted'))).toEqual([]);
+    await sleep(400);
+    expect(snapshot(dir)).toEqual(after);
+  });
+});

@@ -18,7 +18,10 @@ import {
   CLEAN_SHUTDOWN_FILE,
   LOG_START_OFFSET_CHECKPOINT,
   RECOVERY_POINT_CHECKPOINT,
+  formatOffsetCheckpoint,
+  parseOffsetCheckpoint,
   readOffsetCheckpoint,
+  rewriteFileAsync,
   tpKey,
   writeOffsetCheckpoint,
   writeFileAtomic,
@@ -632,10 +635,11 @@ export class Log {
     this.dirDirty = false;
     let fsyncs = 0;
     try {
+      // Every fsync here is asynchronous: appends keep being accepted while the disk works.
       for (const s of sealed) {
         await s.flushLogAsync();
-        s.offsetIndex.flush();
-        s.timeIndex.flush();
+        await s.offsetIndex.flushAsync();
+        await s.timeIndex.flushAsync();
         s.dirty = false;
         fsyncs += 3;
       }
@@ -644,7 +648,7 @@ export class Log {
         fsyncs++;
       }
       if (dirDirty) {
-        this.io.syncDir(this.dir);
+        await this.io.syncDirAsync(this.dir);
         fsyncs++;
       }
     } catch (e) {
@@ -665,21 +669,36 @@ export class Log {
    * `.index` and `.timeindex`, then the recovery-point checkpoint (tmp file, fsync, rename,
    * directory fsync). Skips what has not changed. Returns the fsyncs issued.
    */
-  private thoroughFlush(): number {
+  private async thoroughFlush(): Promise<number> {
     let fsyncs = 0;
     const active = this.activeSegment;
     const entries = active.offsetIndex.entries + active.timeIndex.entries;
     if (this.indexesFlushed.segment !== active || this.indexesFlushed.entries !== entries) {
-      active.offsetIndex.flush();
-      active.timeIndex.flush();
+      await active.offsetIndex.flushAsync();
+      await active.timeIndex.flushAsync();
       this.indexesFlushed = { segment: active, entries };
       fsyncs += 2;
     }
     if (this.recoveryPoint !== this.lastCheckpointedRecoveryPoint) {
-      this.writeRecoveryPoint();
+      await this.writeRecoveryPointAsync();
       fsyncs += 2;
     }
     return fsyncs;
+  }
+
+  /** writeRecoveryPoint for the thorough flush: no lock wait or fsync blocks the event loop. */
+  private async writeRecoveryPointAsync(): Promise<void> {
+    if (!this.topicPartition) return;
+    const key = tpKey(this.topicPartition.topic, this.topicPartition.partition);
+    const rp = this.recoveryPoint;
+    const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
+    await rewriteFileAsync(this.io, file, (current) => {
+      const cp = parseOffsetCheckpointTolerant(current, file);
+      if (cp.get(key) === rp) return undefined;
+      cp.set(key, rp);
+      return formatOffsetCheckpoint(cp);
+    });
+    this.lastCheckpointedRecoveryPoint = rp;
   }
 
   /** Persists the recovery point (after a flush; never ahead of flushed data). */
@@ -1081,16 +1100,39 @@ export class Log {
    * Opens read-only without ever observing a half-done segment replacement or deletion by a
    * writer in another process: it waits while one is in progress and retries if one happened
    * during the open (the generation seqlock of cleaner/generation.ts). Once open, the reader holds
-   * its files, so later compactions or deletions never change what it reads.
+   * its files, so later compactions or deletions never change what it reads. Waits on timers, so
+   * the event loop keeps serving other callers meanwhile.
    */
-  static openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
+  static async openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Promise<Log> {
+    const attempts = Log.stableOpenAttempts(dir, options, timeoutMs);
+    for (let step = attempts.next(); ; step = attempts.next()) {
+      if (step.done) return step.value;
+      await new Promise((r) => setTimeout(r, step.value));
+    }
+  }
+
+  /**
+   * openStable for the CLI's commands, whose process serves no other caller: the wait between
+   * retries blocks the thread (Atomics.wait), so the command's synchronous open stays synchronous.
+   * A library embedding logtool uses openStable.
+   */
+  static openStableSync(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
+    const attempts = Log.stableOpenAttempts(dir, options, timeoutMs);
+    for (let step = attempts.next(); ; step = attempts.next()) {
+      if (step.done) return step.value;
+      sleepSync(step.value);
+    }
+  }
+
+  /** The seqlock's retry rule, shared by both forms: yields how long to wait before trying again. */
+  private static *stableOpenAttempts(dir: string, options: Omit<LogOptions, 'readOnly'>, timeoutMs: number): Generator<number, Log, void> {
     const io = options.io ?? realIO;
     const resolved = path.resolve(dir);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const g1 = readGeneration(io, resolved);
       if (g1.busy && Date.now() < deadline) {
-        sleepSync(2);
+        yield 2;
         continue;
       }
       let log: Log | undefined;
@@ -1216,6 +1258,15 @@ export class Log {
 export function readOffsetCheckpointTolerant(io: FileIO, file: string): Map<string, number> {
   try {
     return readOffsetCheckpoint(io, file);
+  } catch {
+    return new Map();
+  }
+}
+
+/** readOffsetCheckpointTolerant of bytes already read. */
+function parseOffsetCheckpointTolerant(data: Buffer | undefined, file: string): Map<string, number> {
+  try {
+    return parseOffsetCheckpoint(data, file);
   } catch {
     return new Map();
   }

@@ -2,11 +2,12 @@
  * Durability order and work left running (issue 9, items 15–17), observed through a FileIO that
  * records every fsync, rename and unlink by path over the real one.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Log, realIO, type FileIO } from '../../src/engine/index.js';
-import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
+import { removeTempDirs, repoRoot, tempPartitionPath } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);
 
@@ -155,5 +156,98 @@ describe('close() leaves no work running (item 17)', () => {
     expect(Object.keys(after).filter((f) => f.endsWith('.deleted'))).toEqual([]);
     await sleep(400);
     expect(snapshot(dir)).toEqual(after);
+  });
+});
+
+describe('the sync append path never blocks the event loop (item 16)', () => {
+  it('sync appends with rolls and thorough flushes issue no synchronous fsync', async () => {
+    const dir = tempPartitionPath('no-sync-fsync-0');
+    let armed = false;
+    const events: string[] = [];
+    const base = recordingIO(events);
+    const io: FileIO = {
+      ...base,
+      datasync(fd) {
+        if (armed) throw new Error('synchronous fdatasync on the event loop');
+        base.datasync(fd);
+      },
+      syncDir(p) {
+        if (armed) throw new Error(`synchronous directory fsync on the event loop: ${p}`);
+        base.syncDir(p);
+      },
+    };
+    const log = Log.open(dir, { io, config: { segmentBytes: 2048, indexIntervalBytes: 1 } });
+    armed = true;
+    const appends: Promise<unknown>[] = [];
+    for (let round = 0; round < 8; round++) {
+      for (let i = 0; i < 10; i++) appends.push(log.append([rec(round * 10 + i)]));
+      await Promise.all(appends);
+      await log.flush(); // the thorough part: active indexes and the recovery-point checkpoint
+    }
+    const results = (await Promise.all(appends)) as { status: string }[];
+    armed = false;
+    expect(results.every((r) => r.status === 'flushed')).toBe(true);
+    expect(log.segments.length).toBeGreaterThan(4);
+    // The rolls' sealed indexes, the directory and the checkpoint were all fsynced (asynchronously).
+    const sealed = log.segments.slice(0, -1);
+    for (const s of sealed) expect(events).toContain(`datasync ${s.indexPath}`);
+    expect(events).toContain(`syncdir ${dir}`);
+    const checkpoint = fs.readFileSync(path.join(path.dirname(dir), 'recovery-point-offset-checkpoint'), 'utf8');
+    expect(checkpoint).toMatch(/^0\n1\nno-sync-fsync 0 \d+\n$/);
+    expect(Number(checkpoint.split(' ')[2])).toBeGreaterThan(60);
+    await log.close();
+  });
+
+  it('a thorough flush waiting for the log directory lock lets the event loop serve others', async () => {
+    const dir = tempPartitionPath('lock-wait-0');
+    const log = Log.open(dir);
+    for (let i = 0; i < 5; i++) await log.append([rec(i)]);
+    // Another process holds the log directory's lock until told to let go (or 10 s).
+    const holder = spawn(
+      process.execPath,
+      ['-e', `const fs=require('fs');const {flockSync}=require('fs-ext');const fd=fs.openSync(${JSON.stringify(path.dirname(dir))},'r');flockSync(fd,'ex');process.stdout.write('locked\\n');process.stdin.on('data',()=>process.exit(0));setTimeout(()=>process.exit(0),10000);`],
+      { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
+    const exited = new Promise((r) => holder.on('exit', r));
+    let settled = false;
+    const flushing = log.flush().finally(() => (settled = true));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    await sleep(100);
+    // The flush waits for the lock, and meanwhile timers fire and reads are served.
+    expect(settled).toBe(false);
+    expect(ticks).toBeGreaterThan(1);
+    expect([...log.read()].length).toBe(5);
+    clearInterval(timer);
+    holder.stdin!.write('go\n');
+    await exited;
+    await flushing;
+    expect(fs.readFileSync(path.join(path.dirname(dir), 'recovery-point-offset-checkpoint'), 'utf8')).toBe('0\n1\nlock-wait 0 5\n');
+    expect(fs.readdirSync(path.dirname(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    await log.close();
+  });
+
+  it('openStable waits for a change in progress without blocking the event loop', async () => {
+    const dir = tempPartitionPath('stable-0');
+    await (async () => {
+      const w = Log.open(dir);
+      await w.append([rec(1)]);
+      await w.close();
+    })();
+    // A change in progress by a live process (this one): odd generation with its pid.
+    fs.writeFileSync(path.join(dir, 'logtool.generation'), `1 ${process.pid}\n`);
+    let settled = false;
+    const opening = Log.openStable(dir, {}, 5000).finally(() => (settled = true));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    await sleep(60);
+    expect(settled).toBe(false);
+    expect(ticks).toBeGreaterThan(1);
+    clearInterval(timer);
+    fs.writeFileSync(path.join(dir, 'logtool.generation'), '2\n');
+    const reader = await opening;
+    expect([...reader.read()].length).toBe(1);
+    await reader.close();
   });
 });

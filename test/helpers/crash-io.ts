@@ -429,6 +429,15 @@ export class CrashFS implements FileIO {
     this.emit({ e: 'syncdir', path: p });
   }
 
+  syncDirAsync(p: string): Promise<void> {
+    try {
+      this.syncDir(p);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
   utimes(p: string, mtimeMs: number): void {
     const ino = this.model.names.get(path.resolve(p));
     if (ino === undefined) throw fsError('ENOENT', p, 'utimes');

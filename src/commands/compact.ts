@@ -74,7 +74,7 @@ Examples:
     const counter: WarningCounter = { count: 0 };
     const config = configFromOptions(opts);
     const progress = startProgress(`compacting ${dir}`, opts.progress !== false && !opts.json);
-    const log = opts.dryRun ? Log.openStable(dir, { config }) : openLog(dir, { config, create: false }, counter);
+    const log = opts.dryRun ? await Log.openStable(dir, { config }) : openLog(dir, { config, create: false }, counter);
     let report: CleanReport | undefined;
     let schedule: CompactionSchedule | undefined;
     try {

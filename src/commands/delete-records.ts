@@ -44,7 +44,7 @@ Examples:
       if (opts.beforeOffset === undefined) throw new LogtoolError('usage', '--before-offset is required');
       const out = new Output();
       const counter: WarningCounter = { count: 0 };
-      const log = opts.dryRun ? Log.openStable(dir) : openLog(dir, { create: false }, counter);
+      const log = opts.dryRun ? await Log.openStable(dir) : openLog(dir, { create: false }, counter);
       let report: RetentionReport;
       try {
         report = log.deleteRecordsBefore(opts.beforeOffset, { dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 });

@@ -55,7 +55,7 @@ Examples:
       const out = new Output();
       const counter: WarningCounter = { count: 0 };
       const progress = startProgress(`applying retention to ${dir}`, opts.progress !== false && !opts.json);
-      const log = opts.dryRun ? Log.openStable(dir) : openLog(dir, { create: false }, counter);
+      const log = opts.dryRun ? await Log.openStable(dir) : openLog(dir, { create: false }, counter);
       let report: RetentionReport;
       try {
         report = log.applyRetention({ retentionMs: opts.retentionMs, retentionBytes: opts.retentionBytes, nowMs: opts.now, dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 });

@@ -99,7 +99,7 @@ export function openLog(dir: string, options: LogOptions, counter?: WarningCount
   const seen = new Set<string>();
   // Read-only commands use the stable open, so a compaction or retention running in another
   // process is never seen half done.
-  const open = options.readOnly ? (d: string, o: LogOptions) => Log.openStable(d, o) : (d: string, o: LogOptions) => Log.open(d, o);
+  const open = options.readOnly ? (d: string, o: LogOptions) => Log.openStableSync(d, o) : (d: string, o: LogOptions) => Log.open(d, o);
   return open(dir, {
     ...options,
     onWarning: (w) => {

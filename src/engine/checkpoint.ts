@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { FileIO } from './io.js';
 import { LogtoolError } from './errors.js';
+import { DirectoryLock } from './lock.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -85,7 +86,11 @@ export const tpKey = (topic: string, partition: number): string => `${topic} ${p
 
 /** Reads `topic partition offset` entries. A missing file is empty. */
 export function readOffsetCheckpoint(io: FileIO, filePath: string): OffsetCheckpoint {
-  const data = readSmallFile(io, filePath);
+  return parseOffsetCheckpoint(readSmallFile(io, filePath), filePath);
+}
+
+/** The entries of a checkpoint file's bytes (undefined: a missing file, no entries). */
+export function parseOffsetCheckpoint(data: Buffer | undefined, filePath: string): OffsetCheckpoint {
   const out: OffsetCheckpoint = new Map();
   if (!data) return out;
   for (const [topic, partition, offset] of parseCheckpoint(data.toString('utf8'), filePath, 3)) {
@@ -96,8 +101,80 @@ export function readOffsetCheckpoint(io: FileIO, filePath: string): OffsetCheckp
 }
 
 export function writeOffsetCheckpoint(io: FileIO, filePath: string, entries: OffsetCheckpoint): void {
+  writeFileAtomic(io, filePath, formatOffsetCheckpoint(entries));
+}
+
+export function formatOffsetCheckpoint(entries: OffsetCheckpoint): string {
   const rows = [...entries.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [...k.split(' '), String(v)]);
-  writeFileAtomic(io, filePath, formatCheckpoint(rows));
+  return formatCheckpoint(rows);
+}
+
+/** In-process writers of one file take turns: they share its `<file>.<pid>.tmp`. */
+const asyncRewrites = new Map<string, Promise<unknown>>();
+
+/**
+ * Read-modify-write of a file shared by the partitions of a log directory (a checkpoint) without
+ * blocking the event loop. Under the directory's lock (DirectoryLock.withLockAsync, never held
+ * across an await), `compute` gets the current bytes (undefined if missing) and returns the new
+ * content, or undefined to leave the file alone. The content is written to `<file>.<pid>.tmp` and
+ * fdatasynced outside the lock; under the lock again it is renamed over the file only if the file
+ * is unchanged (otherwise compute runs again on what is there now); then the directory is fsynced.
+ * Returns whether the file was replaced.
+ */
+export function rewriteFileAsync(io: FileIO, filePath: string, compute: (current: Buffer | undefined) => string | undefined): Promise<boolean> {
+  const previous = asyncRewrites.get(filePath) ?? Promise.resolve();
+  const run = previous.then(
+    () => rewriteFileOnce(io, filePath, compute),
+    () => rewriteFileOnce(io, filePath, compute),
+  );
+  asyncRewrites.set(filePath, run);
+  void run.then(
+    () => asyncRewrites.get(filePath) === run && asyncRewrites.delete(filePath),
+    () => asyncRewrites.get(filePath) === run && asyncRewrites.delete(filePath),
+  );
+  return run;
+}
+
+async function rewriteFileOnce(io: FileIO, filePath: string, compute: (current: Buffer | undefined) => string | undefined): Promise<boolean> {
+  const dir = path.dirname(filePath);
+  const tmp = `${filePath}.${process.pid}.tmp`;
+  for (;;) {
+    const { before, content } = await DirectoryLock.withLockAsync(dir, () => {
+      const current = readSmallFile(io, filePath);
+      return { before: current, content: compute(current) };
+    });
+    if (content === undefined) return false;
+    const data = Buffer.from(content, 'utf8');
+    if (before?.equals(data)) return false;
+    try {
+      const fd = io.open(tmp, 'w');
+      try {
+        io.write(fd, data, 0, data.length, 0);
+        await io.datasyncAsync(fd);
+      } finally {
+        io.close(fd);
+      }
+      const replaced = await DirectoryLock.withLockAsync(dir, () => {
+        const now = readSmallFile(io, filePath);
+        if (now === undefined ? before !== undefined : before === undefined || !now.equals(before)) return false;
+        io.rename(tmp, filePath);
+        return true;
+      });
+      if (!replaced) {
+        io.unlink(tmp);
+        continue;
+      }
+    } catch (e) {
+      try {
+        io.unlink(tmp);
+      } catch {
+        // the error that matters is e
+      }
+      throw e;
+    }
+    await io.syncDirAsync(dir);
+    return true;
+  }
 }
 
 /** Java-properties style `key=value` lines (comments with #). */

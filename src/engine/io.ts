@@ -4,8 +4,10 @@
  * (what survives a power loss) or a slow one that stalls fsync. Production uses `realIO`.
  *
  * Reads and writes are synchronous on purpose: they hit the page cache and are cheaper than a
- * round trip through libuv's thread pool. fsync is offered asynchronously too, because group
- * commit needs the event loop to keep accepting appends while the disk works.
+ * round trip through libuv's thread pool. fsync (of files and directories) is offered
+ * asynchronously too, because group commit needs the event loop to keep accepting appends while
+ * the disk works: the append path uses only the asynchronous forms; the synchronous ones serve
+ * opening, closing, and commands that have no concurrent callers.
  */
 import fs from 'node:fs';
 import { ioError } from './errors.js';
@@ -37,6 +39,8 @@ export interface FileIO {
   stat(path: string): FileStat | undefined;
   /** fsync of a directory, so that creations and renames in it are durable. */
   syncDir(path: string): void;
+  /** Asynchronous syncDir, for the append path (group commit, thorough flush). */
+  syncDirAsync(path: string): Promise<void>;
   utimes(path: string, mtimeMs: number): void;
 }
 
@@ -155,6 +159,15 @@ export const realIO: FileIO = {
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }
+  },
+  syncDirAsync(path) {
+    return new Promise((resolve, reject) => {
+      const fail = (e: unknown) => reject(ioError(e, path, 'fsync of directory'));
+      fs.open(path, 'r', (err, fd) => {
+        if (err) return fail(err);
+        fs.fsync(fd, (syncErr) => fs.close(fd, (closeErr) => (syncErr || closeErr ? fail(syncErr ?? closeErr) : resolve())));
+      });
+    });
   },
   utimes(path, mtimeMs) {
     try {

@@ -476,6 +476,10 @@ class LogLoader {
       const r = this.dryRun
         ? scanAndIndex(seg.scanner({ verifyCrc: true, validateOffsets: true }), seg.size, { baseOffset: seg.baseOffset, indexIntervalBytes: opts.config.indexIntervalBytes, onProgress }, countingSink)
         : seg.recover({ truncate: false, onProgress });
+      // The recovery point and the clean-shutdown marker will move past this segment (at the next
+      // thorough flush or close): its rebuilt indexes must be on disk first. Their renames become
+      // durable with the directory fsync that ends every writable open (Log.open).
+      if (!this.dryRun) seg.flushIndexes();
       bytesBefore += sizeBefore;
       report.segmentsScanned++;
       report.batchesValidated += r.batches;

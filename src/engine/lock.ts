@@ -62,6 +62,31 @@ export class DirectoryLock {
     }
   }
 
+  /**
+   * withLock without blocking the event loop: tries the lock and, while another holder has it,
+   * retries every pollMs on a timer. fn is synchronous, so the lock is never held across an await
+   * (a blocking withLock elsewhere in this process can never wait for this one).
+   */
+  static async withLockAsync<T>(dir: string, fn: () => T, pollMs = 2): Promise<T> {
+    for (;;) {
+      const fd = fs.openSync(dir, 'r');
+      try {
+        fsExt.flockSync(fd, 'exnb');
+      } catch (e) {
+        fs.closeSync(fd);
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EAGAIN' && code !== 'EWOULDBLOCK') throw new LogtoolError('io', `flock failed: ${code}`, { file: dir });
+        await new Promise((r) => setTimeout(r, pollMs));
+        continue;
+      }
+      try {
+        return fn();
+      } finally {
+        fs.closeSync(fd); // closing drops the flock
+      }
+    }
+  }
+
   release(): void {
     if (this.fd !== undefined) {
       fs.closeSync(this.fd);

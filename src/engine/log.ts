@@ -11,13 +11,17 @@ import { requireTopicPartition, parseTopicPartition, type TopicPartition } from 
 import { DirectoryLock } from './lock.js';
 import { LogSegment, type AppendedBatchInfo } from './segment.js';
 import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
+import { validateClientBatch } from './format/batch-validator.js';
 import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
 import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
 import {
   CLEAN_SHUTDOWN_FILE,
   LOG_START_OFFSET_CHECKPOINT,
   RECOVERY_POINT_CHECKPOINT,
+  formatOffsetCheckpoint,
+  parseOffsetCheckpoint,
   readOffsetCheckpoint,
+  rewriteFileAsync,
   tpKey,
   writeOffsetCheckpoint,
   writeFileAtomic,
@@ -375,12 +379,12 @@ export class Log {
       if (buf.buffer !== this.encodeScratch?.buffer && buf.length <= MAX_ENCODE_SCRATCH_BYTES) {
         this.encodeScratch = Buffer.allocUnsafeSlow(Math.min(MAX_ENCODE_SCRATCH_BYTES, 2 ** Math.ceil(Math.log2(Math.max(buf.length, 65536)))));
       }
-      return this.appendEncoded(buf, options);
+      return this.appendBatch(buf, options, false);
     }
     const inArena = buf.buffer === this.arena!.buffer;
     if (inArena) this.arenaPos += buf.length; // before appendEncoded: a commit it triggers resets the arena
     try {
-      return this.appendEncoded(buf, options);
+      return this.appendBatch(buf, options, false);
     } catch (e) {
       if (inArena && this.arenaPos === buf.byteOffset - this.arena!.byteOffset + buf.length) this.arenaPos -= buf.length;
       throw e;
@@ -398,8 +402,19 @@ export class Log {
    * - sync + ackBeforeSync, async: committed (written to the file) before this returns; resolves
    *   `committed`; the background flusher (or the next group) makes it durable;
    * - buffered: copied into the write buffer; resolves `written`; the committer writes it.
+   *
+   * The batch is checked as Kafka's LogValidator checks a producer's (format/batch-validator.ts):
+   * CRC-32C, offsets and count, records, timestamps, control and producer fields. A batch that
+   * fails is refused with a `corrupt` error (exit 3), nothing is appended and the log stays usable.
+   * `options.control` admits a control batch; `options.logAppendTime` says the batch carries
+   * LogAppendTime.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
+    return this.appendBatch(batch, options, true);
+  }
+
+  /** appendEncoded; `fromCaller` false for append()'s own encoding, which needs no validation. */
+  private appendBatch(batch: Buffer, options: AppendOptions, fromCaller: boolean): Promise<AppendResult> {
     this.ensureWritable();
     if (batch.length < 61 || batch[16] !== 2 || batch.readInt32BE(8) + LOG_OVERHEAD !== batch.length) {
       throw new LogtoolError('usage', 'appendEncoded takes exactly one v2 record batch');
@@ -407,6 +422,7 @@ export class Log {
     if (batch.length > this.config.maxMessageBytes) {
       throw new LogtoolError('too-large', `batch of ${batch.length} bytes exceeds max.message.bytes (${this.config.maxMessageBytes})`, { file: this.dir });
     }
+    if (fromCaller) validateClientBatch(batch, { file: this.dir, allowControl: options.control === true, logAppendTime: options.logAppendTime === true });
     const baseOffset = this.nextOffsetValue;
     setBaseOffset(batch, 0, baseOffset);
     const lastOffsetDelta = batch.readInt32BE(23);
@@ -558,8 +574,26 @@ export class Log {
     this.roll(Math.max(incomingBaseOffset, this.committedNextOffset));
   }
 
-  /** Seals the active segment and starts a new one at newBaseOffset. */
+  /**
+   * Seals the active segment and starts a new one at the log end offset (the only offset
+   * newBaseOffset may name). Refuses any other offset, and the log end offset when a segment
+   * already starts there (an empty active segment): below it the new segment would overlap
+   * acknowledged data, above it the next records would fall below the segment's base. The new
+   * `.log` is created exclusively, never reopened for truncation.
+   */
   roll(newBaseOffset = this.committedNextOffset): LogSegment {
+    // Not ensureWritable: close() commits the write buffer, which may roll, after `closed` is set.
+    if (this.readOnly) throw new LogtoolError('usage', 'log was opened read-only', { file: this.dir });
+    if (!Number.isSafeInteger(newBaseOffset) || newBaseOffset < this.committedNextOffset) {
+      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: it is below the log end offset ${this.committedNextOffset}`, { file: this.dir });
+    }
+    if (newBaseOffset > this.committedNextOffset) {
+      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: it is above the log end offset ${this.committedNextOffset}, so the next records would fall below the segment's base`, { file: this.dir });
+    }
+    const existing = this.segments.find((s) => s.baseOffset === newBaseOffset);
+    if (existing) {
+      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: segment ${path.basename(existing.logPath)} already starts there`, { file: this.dir });
+    }
     const old = this.activeSegment;
     old.onBecomeInactive();
     this.sealedUnflushed.push(old);
@@ -570,7 +604,7 @@ export class Log {
       indexIntervalBytes: this.config.indexIntervalBytes,
       maxIndexBytes: this.config.segmentIndexBytes,
       writable: true,
-      create: true,
+      create: 'exclusive',
       maxEntryBytes: this.config.maxReadEntryBytes,
     });
     this.segments.push(seg);
@@ -601,10 +635,11 @@ export class Log {
     this.dirDirty = false;
     let fsyncs = 0;
     try {
+      // Every fsync here is asynchronous: appends keep being accepted while the disk works.
       for (const s of sealed) {
         await s.flushLogAsync();
-        s.offsetIndex.flush();
-        s.timeIndex.flush();
+        await s.offsetIndex.flushAsync();
+        await s.timeIndex.flushAsync();
         s.dirty = false;
         fsyncs += 3;
       }
@@ -613,7 +648,7 @@ export class Log {
         fsyncs++;
       }
       if (dirDirty) {
-        this.io.syncDir(this.dir);
+        await this.io.syncDirAsync(this.dir);
         fsyncs++;
       }
     } catch (e) {
@@ -634,21 +669,36 @@ export class Log {
    * `.index` and `.timeindex`, then the recovery-point checkpoint (tmp file, fsync, rename,
    * directory fsync). Skips what has not changed. Returns the fsyncs issued.
    */
-  private thoroughFlush(): number {
+  private async thoroughFlush(): Promise<number> {
     let fsyncs = 0;
     const active = this.activeSegment;
     const entries = active.offsetIndex.entries + active.timeIndex.entries;
     if (this.indexesFlushed.segment !== active || this.indexesFlushed.entries !== entries) {
-      active.offsetIndex.flush();
-      active.timeIndex.flush();
+      await active.offsetIndex.flushAsync();
+      await active.timeIndex.flushAsync();
       this.indexesFlushed = { segment: active, entries };
       fsyncs += 2;
     }
     if (this.recoveryPoint !== this.lastCheckpointedRecoveryPoint) {
-      this.writeRecoveryPoint();
+      await this.writeRecoveryPointAsync();
       fsyncs += 2;
     }
     return fsyncs;
+  }
+
+  /** writeRecoveryPoint for the thorough flush: no lock wait or fsync blocks the event loop. */
+  private async writeRecoveryPointAsync(): Promise<void> {
+    if (!this.topicPartition) return;
+    const key = tpKey(this.topicPartition.topic, this.topicPartition.partition);
+    const rp = this.recoveryPoint;
+    const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
+    await rewriteFileAsync(this.io, file, (current) => {
+      const cp = parseOffsetCheckpointTolerant(current, file);
+      if (cp.get(key) === rp) return undefined;
+      cp.set(key, rp);
+      return formatOffsetCheckpoint(cp);
+    });
+    this.lastCheckpointedRecoveryPoint = rp;
   }
 
   /** Persists the recovery point (after a flush; never ahead of flushed data). */
@@ -966,16 +1016,28 @@ export class Log {
    */
   async compact(opts: CleanerOptions = {}): Promise<CleanReport> {
     if (!opts.dryRun) this.ensureWritable();
+    if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
     if (this.cleaning) throw new LogtoolError('usage', 'a compaction of this log is already running', { file: this.dir });
     this.cleaning = true;
-    try {
-      // Sealed segments and their indexes durable before they are read and replaced.
-      if (!this.readOnly && !this.closed) await this.flush();
-      return await cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.keepDirFor(opts.keepRemovedDir) });
-    } finally {
-      this.cleaning = false;
-    }
+    const run = (async () => {
+      try {
+        // Sealed segments and their indexes durable before they are read and replaced.
+        if (!this.readOnly) await this.flush();
+        return await cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.keepDirFor(opts.keepRemovedDir) });
+      } finally {
+        this.cleaning = false;
+      }
+    })();
+    // close() waits for it (foreground or background): segments stay open and the lock held until it ends.
+    this.compaction = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
+
+  /** The compaction in progress (settles when it ends, never rejects), which close() waits for. */
+  private compaction: Promise<void> | undefined;
 
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
   readCleanerCheckpoint(): number | undefined {
@@ -1038,16 +1100,39 @@ export class Log {
    * Opens read-only without ever observing a half-done segment replacement or deletion by a
    * writer in another process: it waits while one is in progress and retries if one happened
    * during the open (the generation seqlock of cleaner/generation.ts). Once open, the reader holds
-   * its files, so later compactions or deletions never change what it reads.
+   * its files, so later compactions or deletions never change what it reads. Waits on timers, so
+   * the event loop keeps serving other callers meanwhile.
    */
-  static openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
+  static async openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Promise<Log> {
+    const attempts = Log.stableOpenAttempts(dir, options, timeoutMs);
+    for (let step = attempts.next(); ; step = attempts.next()) {
+      if (step.done) return step.value;
+      await new Promise((r) => setTimeout(r, step.value));
+    }
+  }
+
+  /**
+   * openStable for the CLI's commands, whose process serves no other caller: the wait between
+   * retries blocks the thread (Atomics.wait), so the command's synchronous open stays synchronous.
+   * A library embedding logtool uses openStable.
+   */
+  static openStableSync(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
+    const attempts = Log.stableOpenAttempts(dir, options, timeoutMs);
+    for (let step = attempts.next(); ; step = attempts.next()) {
+      if (step.done) return step.value;
+      sleepSync(step.value);
+    }
+  }
+
+  /** The seqlock's retry rule, shared by both forms: yields how long to wait before trying again. */
+  private static *stableOpenAttempts(dir: string, options: Omit<LogOptions, 'readOnly'>, timeoutMs: number): Generator<number, Log, void> {
     const io = options.io ?? realIO;
     const resolved = path.resolve(dir);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const g1 = readGeneration(io, resolved);
       if (g1.busy && Date.now() < deadline) {
-        sleepSync(2);
+        yield 2;
         continue;
       }
       let log: Log | undefined;
@@ -1082,15 +1167,19 @@ export class Log {
    */
   async close(): Promise<void> {
     if (this.closed) return;
+    // Background jobs stop first; a compaction in progress (foreground or background, a dry run
+    // included) finishes before segments close, so nothing reads a closed segment or changes a
+    // file once the lock is released.
+    this.stopCleaner();
+    this.stopRetention();
+    if (this.backgroundCompaction) await this.backgroundCompaction;
+    while (this.compaction && this.cleaning) await this.compaction;
+    if (this.closed) return; // a concurrent close finished meanwhile
     if (this.readOnly) {
       this.closed = true;
       for (const s of this.segments) s.closeQuietly();
       return;
     }
-    // Background jobs stop first; a compaction in progress finishes its swap before segments close.
-    this.stopCleaner();
-    this.stopRetention();
-    if (this.backgroundCompaction) await this.backgroundCompaction;
     this.closed = true; // refuses appends from here on
     try {
       if (!this.backgroundError) {
@@ -1108,8 +1197,19 @@ export class Log {
       }
     } finally {
       this.pipeline?.close();
+      // Delayed removals of retired segments run now, under the lock: none outlives close().
+      this.runPendingDeletionsQuietly();
       for (const s of this.segments) s.closeQuietly();
       this.lock?.release();
+    }
+  }
+
+  /** runPendingDeletions for close: a failure is a warning (the next open removes `.deleted` files). */
+  private runPendingDeletionsQuietly(): void {
+    try {
+      this.runPendingDeletions();
+    } catch (e) {
+      this.onWarning({ file: this.dir, message: `removing deleted segment files failed: ${(e as Error).message}; the next open removes them` });
     }
   }
 
@@ -1139,6 +1239,11 @@ export class Log {
   /** Simulates a crash for tests: drops locks and fds without flushing or trimming. */
   abandon(): void {
     this.pipeline?.close();
+    this.stopCleaner();
+    this.stopRetention();
+    // A crashed process removes nothing later: the next open deletes the `.deleted` files.
+    for (const t of this.pendingDeletions.keys()) clearTimeout(t);
+    this.pendingDeletions.clear();
     this.closed = true;
     for (const s of this.segments) s.closeQuietly();
     this.lock?.release();
@@ -1153,6 +1258,15 @@ export class Log {
 export function readOffsetCheckpointTolerant(io: FileIO, file: string): Map<string, number> {
   try {
     return readOffsetCheckpoint(io, file);
+  } catch {
+    return new Map();
+  }
+}
+
+/** readOffsetCheckpointTolerant of bytes already read. */
+function parseOffsetCheckpointTolerant(data: Buffer | undefined, file: string): Map<string, number> {
+  try {
+    return parseOffsetCheckpoint(data, file);
   } catch {
     return new Map();
   }

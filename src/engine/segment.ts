@@ -38,8 +38,11 @@ export interface SegmentOptions {
   indexIntervalBytes: number;
   maxIndexBytes: number;
   writable: boolean;
-  /** Create new, empty files (replacing any with the same name). */
-  create?: boolean;
+  /**
+   * Create new, empty files: `true` replaces any with the same name; `'exclusive'` fails if the
+   * `.log` exists (a roll never truncates a file it did not create).
+   */
+  create?: boolean | 'exclusive';
   /** Suffix appended to every file name (".cleaned" for compaction output). */
   fileSuffix?: string;
   maxEntryBytes?: number;
@@ -91,8 +94,10 @@ export class LogSegment {
     const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + sfx);
     this.logPath = file(LOG_SUFFIX);
     if (opts.create) {
+      // Exclusive first: a failed open must not have removed another segment's index files.
+      if (opts.create === 'exclusive') this.logFd = this.io.open(this.logPath, 'wx+');
       for (const s of [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]) this.io.unlink(file(s));
-      this.logFd = this.io.open(this.logPath, 'w+');
+      this.logFd ??= this.io.open(this.logPath, 'w+');
     } else {
       this.logFd = this.io.open(this.logPath, opts.writable ? 'r+' : 'r');
     }
@@ -323,9 +328,14 @@ export class LogSegment {
   /** Log, then indexes (Kafka's LogSegment.flush order). */
   flush(): void {
     this.flushLog();
+    this.flushIndexes();
+    this.dirty = false;
+  }
+
+  /** fdatasync of `.index` and `.timeindex`. */
+  flushIndexes(): void {
     this.offsetIndex.flush();
     this.timeIndex.flush();
-    this.dirty = false;
   }
 
   /** Truncates the `.log` to `bytes` and drops index entries past it. */

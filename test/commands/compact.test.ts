@@ -257,7 +257,7 @@ const errors = [];
 while (!fs.existsSync(stopFile) || reads < 3) {
   let log;
   try {
-    log = Log.openStable(dir);
+    log = await Log.openStable(dir);
     const recs = [...log.read()].map((r) => r.offset + '|' + r.key + '|' + r.value);
     let prev = -1;
     for (const r of recs) {

@@ -78,6 +78,10 @@ class InstrumentedIO {
         self.syncs.push(`dir:${path.basename(p)}`);
         realIO.syncDir(p);
       },
+      async syncDirAsync(p) {
+        await realIO.syncDirAsync(p);
+        self.syncs.push(`dir:${path.basename(p)}`);
+      },
     };
   }
 
@@ -373,7 +377,8 @@ describe('flush order, close and the clean-shutdown marker', () => {
       'dir:t-0',
       `${active}.index`,
       `${active}.timeindex`,
-      'recovery-point-offset-checkpoint.tmp',
+      // Written beside the file under a name of this process (the append path never waits for another writer's .tmp).
+      `recovery-point-offset-checkpoint.${process.pid}.tmp`,
       `dir:${path.basename(path.dirname(log.dir))}`,
     ]);
     const p = log.positions();

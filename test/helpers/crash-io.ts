@@ -372,13 +372,7 @@ export class CrashFS implements FileIO {
   }
 
   datasyncAsync(fd: number): Promise<void> {
-    try {
-      this.datasync(fd);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    // Resolve on a later turn, as a real fsync would: appends arriving meanwhile form the next group.
-    return new Promise((resolve) => setImmediate(resolve));
+    return settleLater(() => this.datasync(fd));
   }
 
   rename(from: string, to: string): void {
@@ -429,11 +423,28 @@ export class CrashFS implements FileIO {
     this.emit({ e: 'syncdir', path: p });
   }
 
+  syncDirAsync(p: string): Promise<void> {
+    return settleLater(() => this.syncDir(p));
+  }
+
   utimes(p: string, mtimeMs: number): void {
     const ino = this.model.names.get(path.resolve(p));
     if (ino === undefined) throw fsError('ENOENT', p, 'utimes');
     this.model.inodes.get(ino)!.mtimeMs = mtimeMs;
   }
+}
+
+/**
+ * An asynchronous fsync of the model: the effect happens now (in journal order), the promise
+ * settles on a later turn as a real fsync would, so appends arriving meanwhile form the next group.
+ */
+function settleLater(sync: () => void): Promise<void> {
+  try {
+    sync();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Replays a journal step by step and produces crash states at the current step. */

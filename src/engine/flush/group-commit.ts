@@ -41,9 +41,10 @@ export interface FlushTarget {
   flushCommitted(): Promise<FlushOutcome>;
   /**
    * The thorough part of a flush, after flushCommitted: the active segment's indexes, then the
-   * recovery-point checkpoint. Returns the fsyncs it issued.
+   * recovery-point checkpoint. Returns the fsyncs it issued. Asynchronous: it runs inside flushes
+   * that sync appends wait for, so nothing in it may block the event loop.
    */
-  thoroughFlush(): number;
+  thoroughFlush(): Promise<number>;
   /** Reports a background failure (the log records it and fails later appends). */
   onBackgroundError(err: unknown): void;
 }
@@ -281,7 +282,7 @@ export class FlushPipeline {
         if (settled > this.stats.largestGroup) this.stats.largestGroup = settled;
       }
       if (thorough) {
-        this.stats.fsyncs += this.target.thoroughFlush();
+        this.stats.fsyncs += await this.target.thoroughFlush();
         this.stats.thoroughFlushes++;
       }
     } catch (err) {

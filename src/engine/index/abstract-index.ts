@@ -151,6 +151,11 @@ export abstract class AbstractIndex {
     if (this.fd !== undefined && this.writable) this.io.datasync(this.fd);
   }
 
+  /** flush without blocking the event loop (the append path). */
+  async flushAsync(): Promise<void> {
+    if (this.fd !== undefined && this.writable) await this.io.datasyncAsync(this.fd);
+  }
+
   close(): void {
     if (this.fd !== undefined) {
       this.io.close(this.fd);

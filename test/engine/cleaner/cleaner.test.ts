@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Log } from '../../../src/engine/log.js';
 import { KeylessRecordsError } from '../../../src/engine/cleaner/cleaner.js';
-import { encodeBatch, readBatchHeader, computeBatchCrc } from '../../../src/engine/format/record-batch.js';
+import { readBatchHeader, computeBatchCrc } from '../../../src/engine/format/record-batch.js';
 import { CompressionType } from '../../../src/engine/format/compression.js';
 import { readOffsetCheckpoint } from '../../../src/engine/checkpoint.js';
 import { realIO } from '../../../src/engine/io.js';
@@ -134,13 +134,18 @@ describe('compaction rules', () => {
     const dir = tempPartitionPath('codec-0');
     await buildLog(dir, [{ records: [{ key: 'a', value: '1' }] }], { segmentBytes: 100 });
     const log = Log.open(dir);
-    const bad = encodeBatch([{ key: Buffer.from('a'), value: Buffer.from('2') }], { baseOffset: 0 });
-    bad.writeInt16BE(5, 21); // compression id 5: no such codec
-    bad.writeUInt32BE(computeBatchCrc(bad, 0, bad.length), 17);
-    await log.appendEncoded(bad);
+    // appendEncoded refuses such a batch, so it is planted in the file (valid CRC, unknown codec).
+    await log.append([{ key: Buffer.from('a'), value: Buffer.from('2') }]);
     log.roll();
     await log.append([{ key: Buffer.from('z'), value: Buffer.from('z') }]);
     await log.close();
+    const target = rawBatches(dir).find((b) => readBatchHeader(b.bytes, 0).baseOffset === 1)!;
+    const bad = target.bytes;
+    bad.writeInt16BE(5, 21); // compression id 5: no such codec
+    bad.writeUInt32BE(computeBatchCrc(bad, 0, bad.length), 17);
+    const fd = fs.openSync(target.file, 'r+');
+    fs.writeSync(fd, bad, 0, bad.length, target.position);
+    fs.closeSync(fd);
     const before = fingerprint(dir);
     await expect(compact(dir)).rejects.toThrow(/codec.*before changing anything/);
     const after = fingerprint(dir);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
-import { describeScanEnd, EntryScanner, type LogEntry } from '../engine/file-records.js';
+import { describeScanEnd, entryBytes, EntryScanner, type LogEntry } from '../engine/file-records.js';
 import { decodeEntryRecords } from '../engine/format/entry-records.js';
 import { decodeLegacyEntryWithMetadata, type LegacyRecordWithMetadata } from '../engine/format/legacy.js';
 import { compressionName } from '../engine/format/compression.js';
@@ -83,7 +83,8 @@ function controlSuffix(r: LogRecord): string {
  */
 function entryRecords(e: LogEntry, file: string): (LogRecord | LegacyRecordWithMetadata)[] {
   if (e.header) return decodeEntryRecords(e, { file });
-  return decodeLegacyEntryWithMetadata(e.buf, e.bufPos, e.size, { file, filePosition: e.position });
+  const { buf, pos } = entryBytes(e);
+  return decodeLegacyEntryWithMetadata(buf, pos, e.size, { file, filePosition: e.position });
 }
 
 function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: DumpLogOpts): string {

@@ -6,7 +6,7 @@
 import { LogtoolError } from './errors.js';
 import type { Log, LogWarning, SegmentInfo } from './log.js';
 import type { LogSegment } from './segment.js';
-import type { LogEntry } from './file-records.js';
+import { entryCrcValid, type LogEntry } from './file-records.js';
 import { decodeEntryRecords } from './format/entry-records.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
 import { controlTypeOf, isControl, type LogRecord } from './format/record-batch.js';
@@ -185,13 +185,7 @@ export class LogReader {
   }
 }
 
-import { computeBatchCrc } from './format/record-batch.js';
-import { crc32 } from './format/crc32c.js';
-
-export function entryCrcValid(entry: LogEntry): boolean {
-  if (entry.header) return computeBatchCrc(entry.buf, entry.bufPos, entry.size) === entry.header.crc;
-  return crc32(entry.buf, entry.bufPos + 16, entry.bufPos + entry.size) === entry.buf.readUInt32BE(entry.bufPos + 12);
-}
+export { entryCrcValid };
 
 export { controlTypeOf };
 

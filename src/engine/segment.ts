@@ -42,7 +42,6 @@ export interface SegmentOptions {
   create?: boolean;
   /** Suffix appended to every file name (".cleaned" for compaction output). */
   fileSuffix?: string;
-  maxEntryBytes?: number;
 }
 
 export interface RecoverResult {
@@ -66,7 +65,6 @@ export class LogSegment {
   private readonly writable: boolean;
   private readonly indexIntervalBytes: number;
   readonly maxIndexBytes: number;
-  readonly maxEntryBytes: number | undefined;
   /** Bytes in the `.log` (committed to the OS). */
   size: number;
   private bytesSinceLastIndexEntry = 0;
@@ -86,7 +84,6 @@ export class LogSegment {
     this.writable = opts.writable;
     this.indexIntervalBytes = opts.indexIntervalBytes;
     this.maxIndexBytes = opts.maxIndexBytes;
-    this.maxEntryBytes = opts.maxEntryBytes;
     const sfx = opts.fileSuffix ?? '';
     const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + sfx);
     this.logPath = file(LOG_SUFFIX);
@@ -201,7 +198,6 @@ export class LogSegment {
       endPosition: opts.endPosition ?? this.size,
       verifyCrc: opts.verifyCrc,
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
-      maxEntryBytes: this.maxEntryBytes,
     });
   }
 

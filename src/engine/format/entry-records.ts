@@ -3,12 +3,13 @@
  * through legacy.ts. Readers call this, never a format-specific decoder.
  */
 import './codecs/index.js';
-import type { LogEntry } from '../file-records.js';
+import { entryBytes, type LogEntry } from '../file-records.js';
 import { decodeRecords, type DecodeOptions, type LogRecord } from './record-batch.js';
 import { decodeLegacyEntry } from './legacy.js';
 
 export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): LogRecord[] {
   const o = { ...opts, filePosition: opts.filePosition ?? entry.position };
-  if (entry.header) return decodeRecords(entry.buf, entry.bufPos, entry.header, o);
-  return decodeLegacyEntry(entry.buf, entry.bufPos, entry.size, o);
+  const { buf, pos } = entryBytes(entry);
+  if (entry.header) return decodeRecords(buf, pos, entry.header, o);
+  return decodeLegacyEntry(buf, pos, entry.size, o);
 }

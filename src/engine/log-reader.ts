@@ -7,7 +7,7 @@ import { LogtoolError } from './errors.js';
 import type { Log, LogWarning, SegmentInfo } from './log.js';
 import type { LogSegment } from './segment.js';
 import { entryCrcValid, type LogEntry } from './file-records.js';
-import { decodeEntryRecords } from './format/entry-records.js';
+import { decodeEntryRecords, entryRecords } from './format/entry-records.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
 import { controlTypeOf, isControl, type LogRecord } from './format/record-batch.js';
 
@@ -100,8 +100,7 @@ export class LogReader {
     for (const { segment, entry } of this.entries(start, true)) {
       if (entry.lastOffset < start) continue;
       if (entry.header && isControl(entry.header) && !options.includeControl) continue;
-      const records = decodeEntryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes });
-      for (const r of records) {
+      for (const r of entryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes })) {
         if (r.offset < start) continue;
         yield r;
         if (--remaining <= 0) return;

@@ -10,7 +10,7 @@ import { OffsetIndex } from './index/offset-index.js';
 import { TimeIndex } from './index/time-index.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { decodeRecords, type LogRecord } from './format/record-batch.js';
-import { decodeEntryRecords } from './format/entry-records.js';
+import { entryRecords } from './format/entry-records.js';
 import { scanAndIndex, writeIndexFiles } from './index-rebuilder.js';
 
 export const LOG_SUFFIX = '.log';
@@ -226,7 +226,7 @@ export class LogSegment {
     const scanner = this.scanner({ startPosition: pos >= 0 && pos <= this.size ? pos : 0 });
     for (const entry of scanner.entries()) {
       if (entry.maxTimestamp < ts || entry.lastOffset < startOffset) continue;
-      for (const r of decodeEntryRecords(entry, { file: this.logPath })) {
+      for (const r of entryRecords(entry, { file: this.logPath })) {
         if (r.timestamp >= ts && r.offset >= startOffset) return r;
       }
     }

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
-import { describeScanEnd, EntryScanner, type LogEntry } from '../engine/file-records.js';
-import { decodeEntryRecords } from '../engine/format/entry-records.js';
+import { describeScanEnd, entryBytes, EntryScanner, type LogEntry } from '../engine/file-records.js';
+import { entryRecords as decodedRecords } from '../engine/format/entry-records.js';
 import { decodeLegacyEntryWithMetadata, type LegacyRecordWithMetadata } from '../engine/format/legacy.js';
 import { compressionName } from '../engine/format/compression.js';
 import { hasDeleteHorizon, HEADER_PROBE_BYTES, isControl, isTransactional, LOG_OVERHEAD, MIN_ENTRY_SIZE, readInt64, type LogRecord } from '../engine/format/record-batch.js';
@@ -81,9 +81,10 @@ function controlSuffix(r: LogRecord): string {
  * Records of an entry as Kafka's deep iteration yields them: legacy records carry their own CRC
  * and validity (for a compressed wrapper, each inner message's own), v2 records do not.
  */
-function entryRecords(e: LogEntry, file: string): (LogRecord | LegacyRecordWithMetadata)[] {
-  if (e.header) return decodeEntryRecords(e, { file });
-  return decodeLegacyEntryWithMetadata(e.buf, e.bufPos, e.size, { file, filePosition: e.position });
+function entryRecords(e: LogEntry, file: string): Iterable<LogRecord | LegacyRecordWithMetadata> {
+  if (e.header) return decodedRecords(e, { file });
+  const { buf, pos } = entryBytes(e);
+  return decodeLegacyEntryWithMetadata(buf, pos, e.size, { file, filePosition: e.position });
 }
 
 function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: DumpLogOpts): string {
@@ -133,24 +134,24 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
     await out.line(batchLine(e, validBytes));
     if (!entryCrcValid(e)) problems = true;
     if (deep) {
-      let records: (LogRecord | LegacyRecordWithMetadata)[];
+      // Records are printed as they are decoded (as Kafka's deep iteration does), so a batch of
+      // millions of records is never held; a record that cannot be decoded ends that batch.
       try {
-        records = entryRecords(e, file);
+        for (const r of entryRecords(e, file)) {
+          if (r.offset !== lastOffset + 1) {
+            const pairs = nonConsecutive.get(path.resolve(file)) ?? new Map<number, number>();
+            pairs.set(lastOffset, r.offset);
+            nonConsecutive.set(path.resolve(file), pairs);
+          }
+          lastOffset = r.offset;
+          if ('crcValid' in r && !r.crcValid) problems = true;
+          await out.line(recordLine(e, r, opts));
+          if (out.closed) return problems;
+        }
       } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EPIPE') throw err;
         problems = true;
         process.stderr.write(`${err instanceof LogtoolError ? err.describe() : (err as Error).message}\n`);
-        validBytes += e.size;
-        continue;
-      }
-      for (const r of records) {
-        if (r.offset !== lastOffset + 1) {
-          const pairs = nonConsecutive.get(path.resolve(file)) ?? new Map<number, number>();
-          pairs.set(lastOffset, r.offset);
-          nonConsecutive.set(path.resolve(file), pairs);
-        }
-        lastOffset = r.offset;
-        if ('crcValid' in r && !r.crcValid) problems = true;
-        await out.line(recordLine(e, r, opts));
       }
     }
     validBytes += e.size;
@@ -314,7 +315,7 @@ async function dumpTimeIndex(file: string, opts: DumpLogOpts, out: Output, error
         else {
           let max = -1;
           try {
-            for (const r of decodeEntryRecords(t.entry, { file: seg.logPath })) max = Math.max(max, r.timestamp);
+            for (const r of decodedRecords(t.entry, { file: seg.logPath })) max = Math.max(max, r.timestamp);
           } catch {
             max = t.entry.maxTimestamp;
           }

@@ -146,10 +146,9 @@ function describeControl(b: EntryWithSegment): string | undefined {
   }
 }
 
-import { decodeRecords } from '../engine/format/record-batch.js';
 import { decodeEntryRecords } from '../engine/format/entry-records.js';
 function decodeControl(b: EntryWithSegment): string | undefined {
-  const recs = decodeRecords(b.entry.buf, b.entry.bufPos, b.entry.header!);
+  const recs = decodeEntryRecords(b.entry);
   return controlTypeOf(recs[0]?.key ?? null)?.name;
 }
 

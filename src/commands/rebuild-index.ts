@@ -136,7 +136,7 @@ Examples:
           const name = segmentFileName(base, '');
           const onProgress = (done: number) => progress.update(`${opts.verify ? 'verifying' : 'rebuilding'} ${name}: ${formatBytes(doneBefore + done)} scanned`);
           const t0 = performance.now();
-          const rebuildOpts = { indexIntervalBytes: config.indexIntervalBytes, maxEntryBytes: config.maxReadEntryBytes, onProgress };
+          const rebuildOpts = { indexIntervalBytes: config.indexIntervalBytes, onProgress };
           let outcome: SegmentOutcome;
           if (opts.verify) {
             const v = verifySegmentIndexFiles(realIO, dir, base, rebuildOpts);

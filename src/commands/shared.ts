@@ -100,7 +100,7 @@ export function openLog(dir: string, options: LogOptions, counter?: WarningCount
   // Read-only commands use the stable open, so a compaction or retention running in another
   // process is never seen half done.
   const open = options.readOnly ? (d: string, o: LogOptions) => Log.openStableSync(d, o) : (d: string, o: LogOptions) => Log.open(d, o);
-  return open(dir, {
+  const log = open(dir, {
     ...options,
     onWarning: (w) => {
       // The loader and the reader may both meet the same torn tail: say it once.
@@ -111,6 +111,20 @@ export function openLog(dir: string, options: LogOptions, counter?: WarningCount
       warn(`${w.file}${w.position !== undefined ? ` at byte ${w.position}` : ''}: ${w.message}`);
     },
   });
+  // A writable open that repaired anything says so, and the command exits 3 after its own work.
+  const r = log.loadReport;
+  if (!options.readOnly && r.repaired) {
+    const done = [
+      [r.truncated.length, `segment(s) truncated (${r.bytesTruncated} bytes)`],
+      [r.segmentsDropped.length, 'segment file(s) dropped'],
+      [r.swapsCompleted.length, 'interrupted swap(s) completed'],
+      [r.indexProblems.length, 'index file(s) repaired'],
+      [r.tempFilesRemoved.length, 'leftover file(s) removed'],
+    ].filter(([n]) => (n as number) > 0);
+    warn(`${dir}: the log was repaired when opened: ${done.map(([n, what]) => `${n} ${what}`).join(', ')}`);
+    process.exitCode = 3;
+  }
+  return log;
 }
 
 export type Encoding = 'utf8' | 'base64' | 'hex';

@@ -57,8 +57,6 @@ export interface LogConfig {
   commitIntervalMs: number;
   /** logtool: buffered mode commits when the write buffer holds this many bytes. */
   commitBytes: number;
-  /** logtool: largest entry a reader accepts before calling it corrupt. */
-  maxReadEntryBytes: number;
 }
 
 export const defaultLogConfig: Readonly<LogConfig> = Object.freeze({
@@ -86,7 +84,6 @@ export const defaultLogConfig: Readonly<LogConfig> = Object.freeze({
   syncTimeoutMs: 5000,
   commitIntervalMs: 200,
   commitBytes: 1024 * 1024,
-  maxReadEntryBytes: 64 * 1024 * 1024,
 });
 
 /** Kafka-style property name for each config field. */
@@ -115,7 +112,6 @@ export const propertyNames: Record<keyof LogConfig, string> = {
   syncTimeoutMs: 'sync.timeout.ms',
   commitIntervalMs: 'commit.interval.ms',
   commitBytes: 'commit.bytes',
-  maxReadEntryBytes: 'max.read.entry.bytes',
 };
 
 const minimums: Partial<Record<keyof LogConfig, number>> = {
@@ -133,7 +129,6 @@ const minimums: Partial<Record<keyof LogConfig, number>> = {
   flushMs: 1,
   flushMessages: 1,
   flushBytes: 1,
-  maxReadEntryBytes: 61,
   maxCompactionLagMs: 1,
 };
 

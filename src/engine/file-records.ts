@@ -4,12 +4,17 @@
  * left is the end; a size field below 14 is corruption; an entry running past the end of the file
  * is a partial write. Validation beyond that (CRC, offsets) is opt-in so that a plain read and a
  * recovery share one loop.
+ *
+ * Like Kafka's recovery, no size cap: an entry that fits in its file is valid if its CRC checks.
+ * An entry larger than `maxBufferedEntryBytes` is not loaded: its CRC is computed over bounded
+ * chunks and the entry is yielded with only its header in the buffer (`complete: false`);
+ * `entryBytes` reads the whole of it for the consumer that needs its records.
  */
 import type { FileIO } from './io.js';
 import { LogtoolError } from './errors.js';
 import { crc32 } from './format/crc32c.js';
+import { crc32c } from './format/crc32c.js';
 import {
-  computeBatchCrc,
   HEADER_PROBE_BYTES,
   LOG_OVERHEAD,
   MIN_ENTRY_SIZE,
@@ -19,7 +24,10 @@ import {
   type BatchHeader,
 } from './format/record-batch.js';
 
-/** One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)`, valid until the next entry is read. */
+/**
+ * One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)` (only its header when not
+ * `complete`: see entryBytes), valid until the next entry is read.
+ */
 export interface LogEntry {
   /** Byte position of the entry in the file. */
   position: number;
@@ -37,6 +45,10 @@ export interface LogEntry {
   compression: number;
   buf: Buffer;
   bufPos: number;
+  /** Whether buf holds the whole entry; false for one above maxBufferedEntryBytes (its header is there). */
+  complete: boolean;
+  /** Where the entry was read from (to load an incomplete one). */
+  source: { io: FileIO; fd: number; path: string };
 }
 
 export type ScanEnd =
@@ -56,8 +68,8 @@ export interface ScanOptions {
   verifyCrc?: boolean;
   /** Segment base offset: entries must lie in [base, base + 2^31 − 1] and offsets increase. */
   segmentBaseOffset?: number;
-  /** Largest entry accepted; a larger one is reported as corrupt instead of being allocated. */
-  maxEntryBytes?: number;
+  /** Largest entry loaded into the scan buffer; a larger one is checked in chunks and yielded incomplete. */
+  maxBufferedEntryBytes?: number;
   /** Read chunk size (bytes); the buffer grows only to hold one entry larger than this. */
   chunkBytes?: number;
   /** An already-open fd (not closed by the scanner). */
@@ -67,14 +79,62 @@ export interface ScanOptions {
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
 /** First read of a scan; random lookups rarely need more. */
 const INITIAL_CHUNK_BYTES = 16 << 10;
-/** Default cap on one entry: far above Kafka's max.message.bytes default (1 MiB). */
-export const DEFAULT_MAX_ENTRY_BYTES = 64 << 20;
+/** Default size above which an entry is not loaded whole by a scan: far above Kafka's max.message.bytes default (1 MiB). */
+export const DEFAULT_MAX_BUFFERED_ENTRY_BYTES = 64 << 20;
+/** Bytes of a legacy entry's header a scan needs: offset, size, CRC, magic, attributes, v1 timestamp. */
+const LEGACY_HEADER_BYTES = LOG_OVERHEAD + 14;
 
-/** Shallow header of a legacy (v0/v1) entry at buf[pos]: CRC-32 over [pos+16, end). */
-function legacyEntry(buf: Buffer, pos: number, size: number, magic: number): { maxTimestamp: number; compression: number; crcValid: boolean } {
+/** Shallow header of a legacy (v0/v1) entry at buf[pos]. */
+function legacyEntry(buf: Buffer, pos: number, size: number, magic: number): { maxTimestamp: number; compression: number } {
   const attributes = size >= LOG_OVERHEAD + 6 ? buf[pos + 17]! : 0;
   const maxTimestamp = magic === 1 && size >= LOG_OVERHEAD + 14 ? readInt64(buf, pos + 18) : -1;
-  return { maxTimestamp, compression: attributes & 0x07, crcValid: crc32(buf, pos + 16, pos + size) === buf.readUInt32BE(pos + 12) };
+  return { maxTimestamp, compression: attributes & 0x07 };
+}
+
+/** Where an entry's checksum starts (v2: after the CRC field; legacy: after the CRC) and whether it is CRC-32C. */
+const crcStart = (magic: number): number => (magic >= 2 ? 21 : 16);
+const storedCrc = (buf: Buffer, pos: number, magic: number): number => buf.readUInt32BE(pos + (magic >= 2 ? 17 : 12));
+
+/** The checksum of a buffered entry (CRC-32C for v2, CRC-32 for legacy). */
+function bufferedCrc(buf: Buffer, pos: number, size: number, magic: number): number {
+  return magic >= 2 ? crc32c(buf, pos + crcStart(magic), pos + size) : crc32(buf, pos + crcStart(magic), pos + size);
+}
+
+/**
+ * The checksum of the entry at file position `position`, read through `scratch` in chunks (memory
+ * bounded by the scratch, whatever the entry's size).
+ */
+function chunkedCrc(src: LogEntry['source'], position: number, size: number, magic: number, scratch: Buffer): number {
+  let crc = 0;
+  const end = position + size;
+  for (let at = position + crcStart(magic); at < end; ) {
+    const n = src.io.read(src.fd, scratch, 0, Math.min(scratch.length, end - at), at);
+    if (n <= 0) throw new LogtoolError('corrupt', `file shrank while checking the entry at byte ${position}`, { file: src.path, position });
+    crc = magic >= 2 ? crc32c(scratch, 0, n, crc) : crc32(scratch, 0, n, crc);
+    at += n;
+  }
+  return crc;
+}
+
+/** Whether the entry's stored CRC matches its bytes (checked in bounded chunks for an incomplete entry). */
+export function entryCrcValid(e: LogEntry, chunkBytes = DEFAULT_CHUNK_BYTES): boolean {
+  const crc = e.complete ? bufferedCrc(e.buf, e.bufPos, e.size, e.magic) : chunkedCrc(e.source, e.position, e.size, e.magic, Buffer.allocUnsafe(chunkBytes));
+  return crc === storedCrc(e.buf, e.bufPos, e.magic);
+}
+
+/**
+ * The whole entry: a view of the scan buffer, or — for an entry above maxBufferedEntryBytes — its
+ * bytes read now into a buffer of exactly its size (bounded by the file: the entry fits in it).
+ */
+export function entryBytes(e: LogEntry): { buf: Buffer; pos: number } {
+  if (e.complete) return { buf: e.buf, pos: e.bufPos };
+  const buf = Buffer.allocUnsafe(e.size);
+  for (let at = 0; at < e.size; ) {
+    const n = e.source.io.read(e.source.fd, buf, at, e.size - at, e.position + at);
+    if (n <= 0) throw new LogtoolError('corrupt', `file shrank while reading the entry at byte ${e.position}`, { file: e.source.path, position: e.position });
+    at += n;
+  }
+  return { buf, pos: 0 };
 }
 
 export class EntryScanner {
@@ -96,7 +156,9 @@ export class EntryScanner {
     try {
       const fileEnd = this.opts.endPosition ?? io.fstat(fd).size;
       const chunkBytes = this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-      const maxEntryBytes = this.opts.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES;
+      const maxBufferedEntryBytes = this.opts.maxBufferedEntryBytes ?? DEFAULT_MAX_BUFFERED_ENTRY_BYTES;
+      const source = { io, fd, path };
+      let crcScratch: Buffer | undefined;
       const base = this.opts.segmentBaseOffset;
       // Start small (a random lookup reads a few KiB), double on each refill up to chunkBytes (a
       // sequential scan soon reads in full chunks).
@@ -111,7 +173,8 @@ export class EntryScanner {
         const have = bufFilePos + bufLen - position;
         if (have >= needed) return true;
         if (position + needed > fileEnd) return false;
-        const startInBuf = position - bufFilePos;
+        // After an entry that was not buffered, position lies past the buffered bytes: keep none.
+        const startInBuf = Math.min(position - bufFilePos, bufLen);
         const grown = buf.length < chunkBytes ? Math.min(chunkBytes, buf.length * 2) : buf.length;
         if (needed > buf.length || grown > buf.length) {
           const bigger = Buffer.allocUnsafe(Math.max(needed, grown));
@@ -151,10 +214,6 @@ export class EntryScanner {
           this.end = { kind: 'partial', position, bytes: remaining, reason: `entry of ${size} bytes runs past the end of the file (${remaining} bytes left)` };
           return;
         }
-        if (size > maxEntryBytes) {
-          this.end = { kind: 'corrupt', position, reason: `entry of ${size} bytes exceeds the limit of ${maxEntryBytes} bytes` };
-          return;
-        }
         if (magic >= 2 && size < RECORD_BATCH_OVERHEAD) {
           this.end = { kind: 'corrupt', position, reason: `batch of ${size} bytes is smaller than the ${RECORD_BATCH_OVERHEAD}-byte header` };
           return;
@@ -163,19 +222,24 @@ export class EntryScanner {
           this.end = { kind: 'corrupt', position, reason: `invalid magic ${magic}` };
           return;
         }
-        if (!ensure(size)) {
+        if (magic > 2) {
+          this.end = { kind: 'corrupt', position, reason: `unknown magic ${magic}` };
+          return;
+        }
+        const complete = size <= maxBufferedEntryBytes;
+        if (!ensure(complete ? size : Math.min(size, magic >= 2 ? RECORD_BATCH_OVERHEAD : LEGACY_HEADER_BYTES))) {
           this.end = { kind: 'partial', position, bytes: remaining, reason: 'file shrank while reading' };
           return;
         }
         p = position - bufFilePos;
+        const crcValid = (): boolean => {
+          const crc = complete ? bufferedCrc(buf, p, size, magic) : chunkedCrc(source, position, size, magic, (crcScratch ??= Buffer.allocUnsafe(chunkBytes)));
+          return crc === storedCrc(buf, p, magic);
+        };
         let entry: LogEntry;
         if (magic >= 2) {
-          if (magic > 2) {
-            this.end = { kind: 'corrupt', position, reason: `unknown magic ${magic}` };
-            return;
-          }
           const header = readBatchHeader(buf, p);
-          if (this.opts.verifyCrc && computeBatchCrc(buf, p, size) !== header.crc) {
+          if (this.opts.verifyCrc && !crcValid()) {
             this.end = { kind: 'corrupt', position, reason: `CRC-32C mismatch in batch at offset ${header.baseOffset} (stored ${header.crc})` };
             return;
           }
@@ -194,15 +258,17 @@ export class EntryScanner {
             compression: header.attributes & 0x07,
             buf,
             bufPos: p,
+            complete,
+            source,
           };
         } else {
           const legacy = legacyEntry(buf, p, size, magic);
-          if (this.opts.verifyCrc && !legacy.crcValid) {
+          if (this.opts.verifyCrc && !crcValid()) {
             this.end = { kind: 'corrupt', position, reason: `CRC-32 mismatch in v${magic} message at offset ${readInt64(buf, p)}` };
             return;
           }
           const offset = readInt64(buf, p);
-          entry = { position, size, magic, header: undefined, baseOffset: offset, lastOffset: offset, maxTimestamp: legacy.maxTimestamp, compression: legacy.compression, buf, bufPos: p };
+          entry = { position, size, magic, header: undefined, baseOffset: offset, lastOffset: offset, maxTimestamp: legacy.maxTimestamp, compression: legacy.compression, buf, bufPos: p, complete, source };
         }
         if (base !== undefined) {
           if (entry.lastOffset < base || entry.lastOffset - base > 0x7fffffff || (entry.header && entry.baseOffset < base)) {

@@ -11,8 +11,8 @@
  * segment's max (only if it grew). The scan stops at the first invalid batch (EntryScanner with
  * CRC and offset validation), which is where recovery truncates.
  *
- * Memory is bounded: the scanner reads through a fixed buffer (growing only for one entry up to
- * maxEntryBytes) and the file writers below buffer at most WRITE_BUFFER_BYTES.
+ * Memory is bounded: the scanner reads through a fixed buffer (an entry above its
+ * maxBufferedEntryBytes is checked in chunks, never loaded) and the file writers below buffer at most WRITE_BUFFER_BYTES.
  */
 import path from 'node:path';
 import type { FileIO } from './io.js';
@@ -286,8 +286,6 @@ class CompareSink implements IndexEntrySink {
 
 export interface RebuildOptions {
   indexIntervalBytes: number;
-  /** Largest entry accepted before it counts as corrupt. */
-  maxEntryBytes?: number;
   onProgress?: (bytesDone: number) => void;
 }
 
@@ -318,7 +316,7 @@ function scanSegment(io: FileIO, logPath: string, baseOffset: number, opts: Rebu
   const fd = io.open(logPath, 'r');
   try {
     const size = io.fstat(fd).size;
-    const scanner = new EntryScanner({ io, path: logPath, fd, endPosition: size, verifyCrc: true, segmentBaseOffset: baseOffset, maxEntryBytes: opts.maxEntryBytes });
+    const scanner = new EntryScanner({ io, path: logPath, fd, endPosition: size, verifyCrc: true, segmentBaseOffset: baseOffset });
     return scanAndIndex(scanner, size, { baseOffset, indexIntervalBytes: opts.indexIntervalBytes, onProgress: opts.onProgress }, sink);
   } finally {
     io.close(fd);

@@ -353,7 +353,6 @@ class LogLoader {
             indexIntervalBytes: config.indexIntervalBytes,
             maxIndexBytes: config.segmentIndexBytes,
             writable: !this.dryRun,
-            maxEntryBytes: config.maxReadEntryBytes,
             fileSuffix: this.swapped.has(base) ? SWAP : undefined,
           }),
         );
@@ -543,7 +542,6 @@ class LogLoader {
             maxIndexBytes: opts.config.segmentIndexBytes,
             writable: true,
             create: true,
-            maxEntryBytes: opts.config.maxReadEntryBytes,
           }),
         );
         io.syncDir(this.dir);
@@ -581,7 +579,7 @@ class LogLoader {
       for (const n of names) {
         const b = parseBaseOffset(n);
         if (b === undefined || n !== segmentFileName(b, LOG_SUFFIX)) continue;
-        segments.push(new LogSegment({ io, dir: this.dir, baseOffset: b, indexIntervalBytes: opts.config.indexIntervalBytes, maxIndexBytes: opts.config.segmentIndexBytes, writable: false, maxEntryBytes: opts.config.maxReadEntryBytes }));
+        segments.push(new LogSegment({ io, dir: this.dir, baseOffset: b, indexIntervalBytes: opts.config.indexIntervalBytes, maxIndexBytes: opts.config.segmentIndexBytes, writable: false }));
       }
     } catch (e) {
       for (const s of segments) s.closeQuietly();

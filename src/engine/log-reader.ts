@@ -6,8 +6,9 @@
 import { LogtoolError } from './errors.js';
 import type { Log, LogWarning, SegmentInfo } from './log.js';
 import type { LogSegment } from './segment.js';
-import type { LogEntry } from './file-records.js';
-import { decodeEntryRecords } from './format/entry-records.js';
+import { entryCrcValid, type LogEntry } from './file-records.js';
+import { decodeEntryRecords, entryRecords } from './format/entry-records.js';
+import { OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
 import { controlTypeOf, isControl, type LogRecord } from './format/record-batch.js';
 
 export interface ReadOptions {
@@ -99,8 +100,7 @@ export class LogReader {
     for (const { segment, entry } of this.entries(start, true)) {
       if (entry.lastOffset < start) continue;
       if (entry.header && isControl(entry.header) && !options.includeControl) continue;
-      const records = decodeEntryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes });
-      for (const r of records) {
+      for (const r of entryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes })) {
         if (r.offset < start) continue;
         yield r;
         if (--remaining <= 0) return;
@@ -147,12 +147,24 @@ export class LogReader {
       maxTimestamp = first.value.maxTimestamp;
       lastOffset = first.value.lastOffset;
       it.return(undefined);
-      // Last batch: start from the last index entry, then scan to the end.
-      const floor = seg.offsetIndex.entries > 0 ? seg.offsetIndex.entry(seg.offsetIndex.entries - 1).position : 0;
-      for (const e of seg.scanner({ startPosition: floor <= seg.size ? floor : 0 }).entries()) {
+      // Last batch: start from the last index entry, then scan to the end. An entry that does not
+      // point at a batch of this segment is a damaged index: a data problem naming the entry.
+      const lastEntry = seg.offsetIndex.entries - 1;
+      const floor = lastEntry >= 0 ? seg.offsetIndex.entry(lastEntry).position : 0;
+      const badEntry = (why: string) =>
+        new LogtoolError('corrupt', `offset index entry ${lastEntry} points at position ${floor}, ${why}; rebuild the index (logtool rebuild-index)`, {
+          file: seg.offsetIndex.path,
+          position: lastEntry * OFFSET_INDEX_ENTRY_BYTES,
+        });
+      if (floor < 0 || floor > seg.size) throw badEntry(`outside the ${seg.size}-byte segment`);
+      const tail = seg.scanner({ startPosition: floor });
+      let scanned = 0;
+      for (const e of tail.entries()) {
+        scanned++;
         lastOffset = e.lastOffset;
         if (e.maxTimestamp > (maxTimestamp ?? -1)) maxTimestamp = e.maxTimestamp;
       }
+      if (floor > 0 && scanned === 0) throw badEntry(`which is not the start of a batch (${tail.end.kind === 'end' ? 'end of the segment' : tail.end.reason})`);
       const indexed = seg.timeIndex.lastEntry.timestamp;
       if (indexed > (maxTimestamp ?? -1)) maxTimestamp = indexed;
     }
@@ -172,13 +184,7 @@ export class LogReader {
   }
 }
 
-import { computeBatchCrc } from './format/record-batch.js';
-import { crc32 } from './format/crc32c.js';
-
-export function entryCrcValid(entry: LogEntry): boolean {
-  if (entry.header) return computeBatchCrc(entry.buf, entry.bufPos, entry.size) === entry.header.crc;
-  return crc32(entry.buf, entry.bufPos + 16, entry.bufPos + entry.size) === entry.buf.readUInt32BE(entry.bufPos + 12);
-}
+export { entryCrcValid };
 
 export { controlTypeOf };
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Log } from './log.js';
 import { LogtoolError } from './errors.js';
 import { verifySegmentIndexes } from './index-verifier.js';
-import { decodeEntryRecords } from './format/entry-records.js';
+import { entryRecords } from './format/entry-records.js';
 
 export interface VerifyProblem {
   file: string;
@@ -76,7 +76,10 @@ export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
       prevLast = e.lastOffset;
       if (opts.deep) {
         try {
-          report.records += decodeEntryRecords(e, { file: seg.logPath }).length;
+          // One record at a time: a batch of millions of records is counted, never held.
+          let n = 0;
+          for (const _ of entryRecords(e, { file: seg.logPath })) n++;
+          report.records += n;
         } catch (err) {
           if (!(err instanceof LogtoolError)) throw err;
           if (!add({ file: seg.logPath, position: e.position, message: err.message })) return report;

@@ -605,7 +605,6 @@ export class Log {
       maxIndexBytes: this.config.segmentIndexBytes,
       writable: true,
       create: 'exclusive',
-      maxEntryBytes: this.config.maxReadEntryBytes,
     });
     this.segments.push(seg);
     this.dirDirty = true;
@@ -1082,7 +1081,6 @@ export class Log {
         indexIntervalBytes: this.config.indexIntervalBytes,
         maxIndexBytes: this.config.segmentIndexBytes,
         writable: true,
-        maxEntryBytes: this.config.maxReadEntryBytes,
       });
       const next = this.segments.filter((s) => !old.includes(s));
       let at = next.findIndex((s) => s.baseOffset > base);

@@ -10,7 +10,7 @@ import { OffsetIndex } from './index/offset-index.js';
 import { TimeIndex } from './index/time-index.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { decodeRecords, type LogRecord } from './format/record-batch.js';
-import { decodeEntryRecords } from './format/entry-records.js';
+import { entryRecords } from './format/entry-records.js';
 import { scanAndIndex, writeIndexFiles } from './index-rebuilder.js';
 
 export const LOG_SUFFIX = '.log';
@@ -45,7 +45,6 @@ export interface SegmentOptions {
   create?: boolean | 'exclusive';
   /** Suffix appended to every file name (".cleaned" for compaction output). */
   fileSuffix?: string;
-  maxEntryBytes?: number;
 }
 
 export interface RecoverResult {
@@ -69,7 +68,6 @@ export class LogSegment {
   private readonly writable: boolean;
   private readonly indexIntervalBytes: number;
   readonly maxIndexBytes: number;
-  readonly maxEntryBytes: number | undefined;
   /** Bytes in the `.log` (committed to the OS). */
   size: number;
   private bytesSinceLastIndexEntry = 0;
@@ -89,7 +87,6 @@ export class LogSegment {
     this.writable = opts.writable;
     this.indexIntervalBytes = opts.indexIntervalBytes;
     this.maxIndexBytes = opts.maxIndexBytes;
-    this.maxEntryBytes = opts.maxEntryBytes;
     const sfx = opts.fileSuffix ?? '';
     const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + sfx);
     this.logPath = file(LOG_SUFFIX);
@@ -206,7 +203,6 @@ export class LogSegment {
       endPosition: opts.endPosition ?? this.size,
       verifyCrc: opts.verifyCrc,
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
-      maxEntryBytes: this.maxEntryBytes,
     });
   }
 
@@ -235,7 +231,7 @@ export class LogSegment {
     const scanner = this.scanner({ startPosition: pos >= 0 && pos <= this.size ? pos : 0 });
     for (const entry of scanner.entries()) {
       if (entry.maxTimestamp < ts || entry.lastOffset < startOffset) continue;
-      for (const r of decodeEntryRecords(entry, { file: this.logPath })) {
+      for (const r of entryRecords(entry, { file: this.logPath })) {
         if (r.timestamp >= ts && r.offset >= startOffset) return r;
       }
     }

@@ -920,7 +920,6 @@ export class Cleaner {
       writable: true,
       create: true,
       fileSuffix: this.opts.dryRun ? '' : CLEANED_SUFFIX,
-      maxEntryBytes: c.maxReadEntryBytes,
     });
     const io = log.io;
     const scratchSegments = this.scratchSegments;

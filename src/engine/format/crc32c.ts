@@ -31,9 +31,12 @@ function makeTables(poly: number): Uint32Array[] {
 const C = makeTables(0x82f63b78);
 const [c0, c1, c2, c3, c4, c5, c6, c7] = C as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
 
-/** Pure-JS CRC-32C over buf[start, end). */
-export function crc32cJs(buf: Uint8Array, start = 0, end = buf.length): number {
-  let crc = 0xffffffff;
+/**
+ * Pure-JS CRC-32C over buf[start, end). `initial` is the CRC of the bytes before (0 for none), so
+ * a long input can be checked in bounded chunks: crc32c(b) === crc32c(b2, 0, b2.length, crc32c(b1)).
+ */
+export function crc32cJs(buf: Uint8Array, start = 0, end = buf.length, initial = 0): number {
+  let crc = (initial ^ 0xffffffff) >>> 0;
   let i = start;
   const stop8 = end - ((end - start) & 7);
   while (i < stop8) {
@@ -59,13 +62,13 @@ export function setNativeThresholdBytes(n: number): void {
   nativeThresholdBytes = n;
 }
 
-/** CRC-32C over buf[start, end), unsigned. */
-export function crc32c(buf: Buffer, start = 0, end = buf.length): number {
-  if (end - start < nativeThresholdBytes) return crc32cJs(buf, start, end);
-  return native.crc32c(start === 0 && end === buf.length ? buf : buf.subarray(start, end)) >>> 0;
+/** CRC-32C over buf[start, end), unsigned, continuing from `initial` (the CRC of the bytes before). */
+export function crc32c(buf: Buffer, start = 0, end = buf.length, initial = 0): number {
+  if (end - start < nativeThresholdBytes) return crc32cJs(buf, start, end, initial);
+  return native.crc32c(start === 0 && end === buf.length ? buf : buf.subarray(start, end), initial) >>> 0;
 }
 
-/** CRC-32 (IEEE, zlib) over buf[start, end), unsigned — legacy v0/v1 messages. */
-export function crc32(buf: Buffer, start = 0, end = buf.length): number {
-  return native.crc32(start === 0 && end === buf.length ? buf : buf.subarray(start, end)) >>> 0;
+/** CRC-32 (IEEE, zlib) over buf[start, end), unsigned, continuing from `initial` — legacy v0/v1 messages. */
+export function crc32(buf: Buffer, start = 0, end = buf.length, initial = 0): number {
+  return native.crc32(start === 0 && end === buf.length ? buf : buf.subarray(start, end), initial) >>> 0;
 }

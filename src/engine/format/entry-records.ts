@@ -3,12 +3,25 @@
  * through legacy.ts. Readers call this, never a format-specific decoder.
  */
 import './codecs/index.js';
-import type { LogEntry } from '../file-records.js';
-import { decodeRecords, type DecodeOptions, type LogRecord } from './record-batch.js';
+import { entryBytes, type LogEntry } from '../file-records.js';
+import { decodeRecords, iterateRecords, type DecodeOptions, type LogRecord } from './record-batch.js';
 import { decodeLegacyEntry } from './legacy.js';
 
 export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): LogRecord[] {
   const o = { ...opts, filePosition: opts.filePosition ?? entry.position };
-  if (entry.header) return decodeRecords(entry.buf, entry.bufPos, entry.header, o);
-  return decodeLegacyEntry(entry.buf, entry.bufPos, entry.size, o);
+  const { buf, pos } = entryBytes(entry);
+  if (entry.header) return decodeRecords(buf, pos, entry.header, o);
+  return decodeLegacyEntry(buf, pos, entry.size, o);
+}
+
+/**
+ * The records of an entry one at a time: what readers of untrusted data use, so that a v2 batch
+ * makes them hold one record whatever its record count (a legacy entry is decoded whole: its
+ * messages are at least 26 bytes each within maxDecompressedBytes).
+ */
+export function entryRecords(entry: LogEntry, opts: DecodeOptions = {}): Iterable<LogRecord> {
+  const o = { ...opts, filePosition: opts.filePosition ?? entry.position };
+  const { buf, pos } = entryBytes(entry);
+  if (entry.header) return iterateRecords(buf, pos, entry.header, o);
+  return decodeLegacyEntry(buf, pos, entry.size, o);
 }

@@ -446,25 +446,49 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
   return { data: out, start: 0, end: out.length };
 }
 
-const cursor: VarintCursor = { pos: 0 };
-
 function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptDataError {
   return new CorruptDataError(`batch at offset ${h.baseOffset}: ${message}`, opts.filePosition, opts.file);
 }
 
 /**
- * Decodes every record of the v2 batch at buf[pos…]. Throws CorruptDataError on any of Kafka's
- * record-level validation failures (§2.3). Keys, values and header values are views into the
- * batch's bytes (or the decompressed buffer), not copies.
+ * Decodes the records of the v2 batch at buf[pos…] one at a time, so that what a batch makes a
+ * reader hold is one record (plus the records section, bounded by maxDecompressedBytes) whatever
+ * its record count: a batch of 20 M empty records never becomes 20 M objects. Throws
+ * CorruptDataError on any of Kafka's record-level validation failures (§2.3) at the record where
+ * it is found; the trailing-bytes check comes with the end. Keys, values and header values are
+ * views into the batch's bytes (or the decompressed buffer), not copies.
  */
-export function decodeRecords(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): LogRecord[] {
-  if (h.recordsCount < 0) throw corrupt(h, `negative record count ${h.recordsCount}`, opts);
-  const { data, start, end } = recordsSection(buf, pos, h, opts);
-  const logAppendTime = (h.attributes & Attr.logAppendTime) !== 0;
-  const out: LogRecord[] = [];
-  const c = cursor;
-  c.pos = start;
-  for (let i = 0; i < h.recordsCount; i++) {
+export class RecordDecoder {
+  private readonly h: BatchHeader;
+  private readonly opts: DecodeOptions;
+  private readonly data: Buffer;
+  private readonly end: number;
+  private readonly logAppendTime: boolean;
+  /** Each decoder has its own cursor: decoders of different batches may be interleaved. */
+  private readonly c: VarintCursor;
+  private index = 0;
+  private done = false;
+
+  constructor(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}) {
+    if (h.recordsCount < 0) throw corrupt(h, `negative record count ${h.recordsCount}`, opts);
+    const { data, start, end } = recordsSection(buf, pos, h, opts);
+    this.h = h;
+    this.opts = opts;
+    this.data = data;
+    this.end = end;
+    this.logAppendTime = (h.attributes & Attr.logAppendTime) !== 0;
+    this.c = { pos: start };
+  }
+
+  /** The next record, or undefined after the last one (once nothing is left over). */
+  next(): LogRecord | undefined {
+    const { h, opts, data, end, c } = this;
+    const i = this.index;
+    if (i >= h.recordsCount) {
+      if (!this.done && c.pos !== end) throw corrupt(h, `${end - c.pos} bytes remain after ${h.recordsCount} records`, opts);
+      this.done = true;
+      return undefined;
+    }
     if (c.pos >= end) throw corrupt(h, `premature end of records: ${i} of ${h.recordsCount} read`, opts);
     const length = readVarint(data, c, end);
     const bodyStart = c.pos;
@@ -505,15 +529,31 @@ export function decodeRecords(buf: Buffer, pos: number, h: BatchHeader, opts: De
       headers.push({ key: hkey, value: hval });
     }
     if (c.pos !== bodyEnd) throw corrupt(h, `record ${i} declares ${length} bytes but holds ${c.pos - bodyStart}`, opts);
-    out.push({
+    this.index = i + 1;
+    return {
       offset: h.baseOffset + offsetDelta,
-      timestamp: logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta,
+      timestamp: this.logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta,
       key,
       value,
       headers,
-    });
+    };
   }
-  if (c.pos !== end) throw corrupt(h, `${end - c.pos} bytes remain after ${h.recordsCount} records`, opts);
+}
+
+/** The records of the v2 batch at buf[pos…], one at a time (see RecordDecoder). */
+export function* iterateRecords(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): Generator<LogRecord> {
+  const d = new RecordDecoder(buf, pos, h, opts);
+  for (let r = d.next(); r !== undefined; r = d.next()) yield r;
+}
+
+/**
+ * Every record of the v2 batch at buf[pos…] in one array — for callers that know the batch is
+ * small (one they encoded, a control batch); readers of untrusted batches use iterateRecords.
+ */
+export function decodeRecords(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): LogRecord[] {
+  const d = new RecordDecoder(buf, pos, h, opts);
+  const out: LogRecord[] = [];
+  for (let r = d.next(); r !== undefined; r = d.next()) out.push(r);
   return out;
 }
 

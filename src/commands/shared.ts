@@ -149,17 +149,27 @@ export function bytesToText(buf: Buffer | null, enc: Encoding, stats?: { nonUtf8
 /** Parses a JSON key/value back into bytes (a string in `enc`, or {base64|hex|utf8: string}). */
 export function jsonToBytes(v: unknown, enc: Encoding, where: string): Buffer | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === 'string') {
-    if (enc !== 'utf8' && !(enc === 'hex' ? /^([0-9a-fA-F]{2})*$/ : /^[A-Za-z0-9+/_-]*={0,2}$/).test(v)) {
-      throw new LogtoolError('usage', `${where}: "${v.slice(0, 40)}" is not valid ${enc}`);
-    }
-    return Buffer.from(v, enc);
-  }
+  if (typeof v === 'string') return decodeStrict(v, enc, where);
   if (typeof v === 'object' && v !== null) {
     const o = v as Record<string, unknown>;
-    for (const e of ['base64', 'hex', 'utf8'] as const) if (typeof o[e] === 'string') return Buffer.from(o[e] as string, e);
+    for (const e of ['base64', 'hex', 'utf8'] as const) if (typeof o[e] === 'string') return decodeStrict(o[e] as string, e, where);
   }
   throw new LogtoolError('usage', `${where}: expected a string, null, or {"base64": …}`);
+}
+
+/** base64 (standard or URL-safe alphabet): whole 4-character groups, or a last group of 2 or 3 characters, padded or not. */
+const BASE64_RE = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
+const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/;
+
+/**
+ * Text in `enc` to bytes, refusing anything Node's decoder would silently drop or truncate
+ * ("!!!!" as base64 decodes to nothing, "abzz" as hex to one byte): a usage error instead.
+ */
+export function decodeStrict(text: string, enc: Encoding, where: string): Buffer {
+  if (enc !== 'utf8' && !(enc === 'hex' ? HEX_RE : BASE64_RE).test(text)) {
+    throw new LogtoolError('usage', `${where}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)} is not valid ${enc}`);
+  }
+  return Buffer.from(text, enc);
 }
 
 export { propertyNames };

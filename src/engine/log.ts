@@ -7,7 +7,7 @@ import path from 'node:path';
 import { realIO, type FileIO } from './io.js';
 import { LogtoolError, assert } from './errors.js';
 import { resolveConfig, type FlushMode, type LogConfig } from './config.js';
-import { requireTopicPartition, parseTopicPartition, type TopicPartition } from './partition.js';
+import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './partition.js';
 import { DirectoryLock } from './lock.js';
 import { LogSegment, type AppendedBatchInfo } from './segment.js';
 import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
@@ -264,6 +264,7 @@ export class Log {
       tp = requireTopicPartition(resolved);
       if (!st) {
         if (options.create === false) throw new LogtoolError('not-found', 'no such directory', { file: dir });
+        requireCanonicalNameToCreate(resolved, tp);
         io.mkdirp(resolved);
         io.syncDir(path.dirname(resolved));
       }

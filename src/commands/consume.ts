@@ -62,17 +62,20 @@ Examples:
       const stats = { nonUtf8: 0 };
       try {
         const positions = new ConsumerPositions(log);
-        const stored = positions.get(opts.group);
         const end = positions.logEndOffset();
-        let from = stored ?? log.logStartOffset;
-        if (from < log.logStartOffset) {
-          warn(`group ${opts.group} was at ${from}, below the log start offset ${log.logStartOffset} (records deleted); continuing from ${log.logStartOffset}`);
-          from = log.logStartOffset;
-        }
-        if (from > end) {
-          // The log lost records after the group read them (unflushed data lost in a power loss).
-          warn(`group ${opts.group} is at ${from}, beyond the log end offset ${end}; nothing to consume`);
-          return;
+        const resume = positions.resumePosition(opts.group);
+        const from = resume.offset;
+        let stored = resume.stored;
+        if (resume.moved === 'below-start') {
+          warn(`group ${opts.group} was at ${stored}, below the log start offset ${from} (records deleted); continuing from ${from}`);
+        } else if (resume.moved === 'beyond-end') {
+          // The log lost records after the group read them (a lost tail was recovered). Move the group
+          // back to the end, as the channel does, so the records appended next at these offsets reach it.
+          if (opts.commit) {
+            positions.commit(opts.group, from, { force: true });
+            stored = from;
+          }
+          warn(`group ${opts.group} was at ${resume.stored}, beyond the log end offset ${end} (records after ${end} were lost); ${opts.commit ? 'moved it back' : 'reading from'} ${end}`);
         }
         let next = from;
         let printed = 0;

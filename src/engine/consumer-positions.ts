@@ -45,6 +45,15 @@ export interface ConsumerPosition {
   offset: number;
 }
 
+export interface ResumePosition {
+  /** Offset of the next record the group reads. */
+  offset: number;
+  /** The committed position (undefined if the group never committed). */
+  stored: number | undefined;
+  /** Why `offset` differs from `stored`: below the log start offset, or beyond the log end offset. */
+  moved?: 'below-start' | 'beyond-end';
+}
+
 export interface CommitPositionOptions {
   /** Allow moving the position backwards (re-reading). Default false: commits are monotonic. */
   force?: boolean;
@@ -84,6 +93,22 @@ export class ConsumerPositions {
   get(group: string): number | undefined {
     validateGroupName(group);
     return this.readAll().get(group);
+  }
+
+  /**
+   * Where a group resumes reading: its committed position, or the log start offset if it never
+   * committed. A position below the log start (retention deleted records) restarts at the start; one
+   * beyond the log end (a lost tail was recovered) moves back to the end, so that records appended
+   * later at those offsets reach the group. `moved` says which happened; nothing is committed here.
+   */
+  resumePosition(group: string): ResumePosition {
+    const stored = this.get(group);
+    const start = this.log.logStartOffset;
+    const end = this.logEndOffset();
+    if (stored === undefined) return { offset: start, stored };
+    if (stored < start) return { offset: start, stored, moved: 'below-start' };
+    if (stored > end) return { offset: end, stored, moved: 'beyond-end' };
+    return { offset: stored, stored };
   }
 
   /** Every group with its position, sorted by group name. */

@@ -8,6 +8,7 @@ import { Log, type LogOptions } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import { defaultLogConfig, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';
+import { toTimestamp, type Timestamp } from '../engine/format/record-batch.js';
 
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
 export const TOPIC_CONFIG_KEYS = rememberedConfigKeys;
@@ -46,6 +47,22 @@ export function parseTime(name: string) {
     if (Number.isNaN(ms)) throw new LogtoolError('usage', `${name} must be epoch milliseconds or an ISO-8601 time, not "${text}"`);
     return ms;
   };
+}
+
+/**
+ * A record timestamp: epoch milliseconds as any int64, kept exact (a bigint beyond ±2^53), or an
+ * ISO-8601 time. Integers outside int64 are a usage error.
+ */
+export function parseTimestamp(name: string) {
+  const iso = parseTime(name);
+  return (text: string): Timestamp => (/^-?\d+$/.test(text.trim()) ? int64Timestamp(text.trim(), name) : iso(text));
+}
+
+/** Decimal digits as an exact int64 Timestamp; a usage error outside int64. */
+export function int64Timestamp(digits: string, where: string): Timestamp {
+  const n = BigInt(digits);
+  if (n !== BigInt.asIntN(64, n)) throw new LogtoolError('usage', `${where}: timestamp ${digits} is outside the int64 range of Kafka timestamps`);
+  return toTimestamp(n);
 }
 
 export function addTopicConfigOptions(cmd: Command): Command {

@@ -10,7 +10,7 @@ import { resolveConfig, type FlushMode, type LogConfig } from './config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './partition.js';
 import { DirectoryLock } from './lock.js';
 import { LogSegment, type AppendedBatchInfo } from './segment.js';
-import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
+import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput, type Timestamp } from './format/record-batch.js';
 import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
 import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
 import {
@@ -131,8 +131,9 @@ export interface SegmentInfo {
   sizeBytes: number;
   firstOffset: number | undefined;
   lastOffset: number | undefined;
-  firstTimestamp: number | undefined;
-  maxTimestamp: number | undefined;
+  /** Timestamps beyond ±2^53 are bigints (see Timestamp in format/record-batch.ts). */
+  firstTimestamp: Timestamp | undefined;
+  maxTimestamp: Timestamp | undefined;
   indexEntries: number;
   timeIndexEntries: number;
 }

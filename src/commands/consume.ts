@@ -108,6 +108,8 @@ Examples:
         const format = (r: LogRecord): string => (opts.json ? JSON.stringify(recordJson(r, encoding, stats)) : recordText(r, encoding, stats, c));
         let next = from;
         let printed = 0;
+        // Read to the end without a warning: control records past the last data record are consumed too.
+        const readToEnd = (): number => ((opts.maxRecords === undefined || printed < opts.maxRecords) && counter.count === 0 ? Math.max(next, end) : next);
         if (opts.exec !== undefined) {
           // One CMD per batch of at most --exec-records; its exit status 0 is the acknowledgement.
           let batch: ExecBatch | undefined;
@@ -134,8 +136,7 @@ Examples:
             if ((batch.count >= opts.execRecords || batch.out.closed) && !(await finishBatch())) return;
           }
           if (batch && !(await finishBatch())) return;
-          if ((opts.maxRecords === undefined || printed < opts.maxRecords) && counter.count === 0) next = Math.max(next, end);
-          commitUpTo(next);
+          commitUpTo(readToEnd());
           return;
         }
         for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords })) {
@@ -144,8 +145,7 @@ Examples:
           next = r.offset + 1;
           printed++;
         }
-        // Read to the end without a warning: control records past the last data record are consumed too.
-        if ((opts.maxRecords === undefined || printed < opts.maxRecords) && counter.count === 0) next = Math.max(next, end);
+        next = readToEnd();
         await out.flush();
         // What a pipe's reader consumed is unknowable: this only avoids committing after a write failed.
         const written = await stdoutWritten();

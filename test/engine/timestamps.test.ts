@@ -129,4 +129,34 @@ describe('timestamps through the CLI', () => {
     expect([0, 3]).toContain(r.code);
     expect(r.stdout).toContain(String(1n << 60n));
   });
+
+  it('compact keeps timestamps beyond ±2^53 exact in rebuilt batches', async () => {
+    const dir = tempPartitionPath('ts-0');
+    const log = Log.open(dir, { config: { flushMode: 'async', segmentBytes: 200, cleanupPolicy: 'compact' } });
+    const big = 99999999999999999n;
+    // One batch of three keys; k1 is overwritten later, so the batch is rebuilt with k2 and k3 only.
+    await log.append([
+      { key: Buffer.from('k1'), value: Buffer.from('old'), timestamp: big },
+      { key: Buffer.from('k2'), value: Buffer.from('b'), timestamp: big + 2n },
+      { key: Buffer.from('k3'), value: Buffer.from('c'), timestamp: -(1n << 62n) - 1n },
+    ]);
+    await log.append([{ key: Buffer.from('k1'), value: Buffer.from('new'), timestamp: 5 }]);
+    await log.append([{ key: Buffer.from('k4'), value: Buffer.from('active'), timestamp: 6 }]);
+    await log.close();
+    const r = await cli('compact', dir);
+    expect(r.code, r.stderr).toBe(0);
+    const ro = Log.open(dir, { readOnly: true });
+    try {
+      expect([...ro.read()].map((x) => [x.key!.toString(), x.timestamp])).toEqual([
+        ['k2', big + 2n],
+        ['k3', -(1n << 62n) - 1n],
+        ['k1', 5],
+        ['k4', 6],
+      ]);
+    } finally {
+      await ro.close();
+    }
+    const batches = await cli('read', dir, '--batches', '--json');
+    expect(JSON.parse(batches.stdout.split('\n')[0]!)).toMatchObject({ count: 2, maxTimestamp: String(big + 2n) });
+  });
 });

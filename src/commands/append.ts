@@ -8,7 +8,7 @@ import { Command, Option } from 'commander';
 import type { Log } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import { parseCompression, compressionNames } from '../engine/format/compression.js';
-import type { RecordHeader, RecordInput } from '../engine/format/record-batch.js';
+import type { RecordHeader, RecordInput, Timestamp } from '../engine/format/record-batch.js';
 import { Output } from '../render/output.js';
 import {
   addFlushOptions,
@@ -19,7 +19,8 @@ import {
   openLog,
   parseEncoding,
   parseInteger,
-  parseTime,
+  parseTimestamp,
+  int64Timestamp,
   type Encoding,
 } from './shared.js';
 
@@ -33,7 +34,7 @@ interface AppendOpts {
   key?: string;
   value?: string;
   header: string[];
-  timestamp?: number;
+  timestamp?: Timestamp;
   input?: string;
   lines?: boolean;
   encoding: string;
@@ -52,7 +53,7 @@ export function appendCommand(): Command {
     .option('-k, --key <key>', 'record key (omit for a null key)')
     .option('-v, --value <value>', 'record value')
     .option('-H, --header <k=v>', 'record header, repeatable', (v: string, acc: string[]) => acc.concat(v), [] as string[])
-    .option('--timestamp <time>', 'record timestamp: epoch ms or ISO-8601 (default now)', parseTime('--timestamp'))
+    .option('--timestamp <time>', 'record timestamp: epoch ms (any int64, kept exact) or ISO-8601 (default now)', parseTimestamp('--timestamp'))
     .option('-i, --input <file>', 'read NDJSON records (the shape `read --json` prints) from a file instead of stdin')
     .option('--lines', 'take each raw input line as a value (null key)')
     .option('--encoding <enc>', 'how keys, values and header values are encoded in the input: utf8, base64, hex', 'utf8')
@@ -162,10 +163,14 @@ export function parseNdjson(line: string, enc: Encoding, where: string): RecordI
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new LogtoolError('usage', `${where}: expected a JSON object with "value"`);
   const o = v as Record<string, unknown>;
   if (!('value' in o)) throw new LogtoolError('usage', `${where}: missing "value" (use null for a tombstone)`);
-  let timestamp: number | undefined;
+  let timestamp: Timestamp | undefined;
   if (o.timestamp !== undefined && o.timestamp !== null) {
-    if (typeof o.timestamp !== 'number' || !Number.isSafeInteger(o.timestamp)) throw new LogtoolError('usage', `${where}: "timestamp" must be epoch milliseconds`);
-    timestamp = o.timestamp;
+    // Any int64: a number, or a string of digits (what `read --json` prints beyond ±2^53). A number
+    // JSON.parse rounded is taken exactly from the line's text.
+    const raw = typeof o.timestamp === 'number' && Number.isInteger(o.timestamp) && !Number.isSafeInteger(o.timestamp) ? exactNumberText(line, 'timestamp') : undefined;
+    const digits = raw ?? (typeof o.timestamp === 'string' ? o.timestamp : typeof o.timestamp === 'number' && Number.isSafeInteger(o.timestamp) ? String(o.timestamp) : undefined);
+    if (digits === undefined || !/^-?\d+$/.test(digits)) throw new LogtoolError('usage', `${where}: "timestamp" must be epoch milliseconds (an int64, as a number or a string of digits)`);
+    timestamp = int64Timestamp(digits, where);
   }
   let headers: RecordHeader[] = [];
   if (o.headers !== undefined && o.headers !== null) {
@@ -177,6 +182,12 @@ export function parseNdjson(line: string, enc: Encoding, where: string): RecordI
     });
   }
   return { key: jsonToBytes(o.key, enc, `${where} key`), value: jsonToBytes(o.value, enc, `${where} value`), headers, timestamp };
+}
+
+/** The literal digits of top-level member `name` in a JSON object's text (JSON.parse rounds beyond ±2^53); undefined unless found exactly once. */
+function exactNumberText(line: string, name: string): string | undefined {
+  const found = [...line.matchAll(new RegExp(`"${name}"\\s*:\\s*(-?\\d+)\\s*[,}]`, 'g'))];
+  return found.length === 1 ? found[0]![1] : undefined;
 }
 
 /**

@@ -315,7 +315,7 @@ async function dumpTimeIndex(file: string, opts: DumpLogOpts, out: Output, error
         else {
           let max = -1;
           try {
-            for (const r of decodedRecords(t.entry, { file: seg.logPath })) max = Math.max(max, r.timestamp);
+            for (const r of decodedRecords(t.entry, { file: seg.logPath })) max = Math.max(max, Number(r.timestamp));
           } catch {
             max = t.entry.maxTimestamp;
           }

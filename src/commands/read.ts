@@ -5,9 +5,10 @@
 import { Command } from 'commander';
 import { LogtoolError } from '../engine/errors.js';
 import { compressionName } from '../engine/format/compression.js';
-import { controlTypeOf, isControl, isTransactional, timestampTypeOf } from '../engine/format/record-batch.js';
+import { controlTypeOf, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf } from '../engine/format/record-batch.js';
 import type { LogRecord } from '../engine/format/record-batch.js';
 import { Output, colours, warn } from '../render/output.js';
+import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import type { EntryWithSegment } from '../engine/log-reader.js';
 
@@ -78,7 +79,7 @@ Examples:
 export function recordJson(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }) {
   return {
     offset: r.offset,
-    timestamp: r.timestamp,
+    timestamp: timestampJson(r.timestamp),
     key: bytesToJson(r.key, enc, stats),
     value: bytesToJson(r.value, enc, stats),
     headers: r.headers.map((h) => ({ key: h.key, value: bytesToJson(h.value, enc, stats) })),
@@ -86,7 +87,7 @@ export function recordJson(r: LogRecord, enc: ReturnType<typeof parseEncoding>, 
 }
 
 export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {
-  const ts = r.timestamp >= 0 ? new Date(r.timestamp).toISOString() : String(r.timestamp);
+  const ts = formatTimestamp(r.timestamp);
   const headers = r.headers.length ? `\t${r.headers.map((h) => `${h.key}=${bytesToText(h.value, enc, stats)}`).join(',')}` : '';
   return `${c.cyan(String(r.offset))}\t${c.dim(ts)}\t${c.green(bytesToText(r.key, enc, stats))}\t${bytesToText(r.value, enc, stats)}${headers}`;
 }
@@ -106,7 +107,7 @@ export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined 
     magic: e.magic,
     codec: compressionName(e.compression),
     timestampType: h ? timestampTypeOf(h) : e.magic === 1 ? ((e.buf[e.bufPos + 17]! & 0x08) ? 'LogAppendTime' : 'CreateTime') : 'NoTimestampType',
-    maxTimestamp: e.maxTimestamp,
+    maxTimestamp: timestampJson(exactMaxTimestamp(e)),
     producerId: h ? h.producerId : -1,
     producerEpoch: h ? h.producerEpoch : -1,
     baseSequence: h ? h.baseSequence : -1,

@@ -15,6 +15,7 @@ import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes } from './recover.js';
+import { formatTimestamp } from '../render/timestamp.js';
 
 interface RetentionOpts {
   retentionMs?: number;
@@ -85,7 +86,7 @@ export function renderRetentionReport(r: RetentionReport, what: 'retention' | 'd
   for (const d of r.deleted) {
     const why =
       d.reason === 'retention.ms'
-        ? `largest timestamp ${d.largestTimestamp >= 0 ? new Date(d.largestTimestamp).toISOString() : d.largestTimestamp}${d.timestampSource === 'mtime' ? ' (file mtime: no record timestamps)' : ''} older than retention.ms`
+        ? `largest timestamp ${formatTimestamp(d.largestTimestamp)}${d.timestampSource === 'mtime' ? ' (file mtime: no record timestamps)' : ''} older than retention.ms`
         : d.reason === 'retention.bytes'
           ? 'log larger than retention.bytes'
           : `wholly below the log start offset ${r.logStartOffsetAfter}`;

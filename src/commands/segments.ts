@@ -2,6 +2,8 @@
 import { Command } from 'commander';
 import { Output } from '../render/output.js';
 import { renderTable } from '../render/table.js';
+import { formatTimestamp, timestampJson } from '../render/timestamp.js';
+import type { Timestamp } from '../engine/format/record-batch.js';
 import { openLog, type WarningCounter } from './shared.js';
 
 export function segmentsCommand(): Command {
@@ -17,10 +19,13 @@ export function segmentsCommand(): Command {
       try {
         const infos = log.segmentInfos();
         if (opts.json) {
-          for (const s of infos) await out.json(s);
+          for (const s of infos) {
+            const exact = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampJson(t));
+            await out.json({ ...s, firstTimestamp: exact(s.firstTimestamp), maxTimestamp: exact(s.maxTimestamp) });
+          }
           await out.json({ summary: true, segments: infos.length, logStartOffset: log.logStartOffset, logEndOffset: log.nextOffset, sizeBytes: infos.reduce((n, s) => n + s.sizeBytes, 0) });
         } else {
-          const ts = (t: number | undefined) => (t === undefined || t < 0 ? '-' : new Date(t).toISOString());
+          const ts = (t: Timestamp | undefined) => (t === undefined || t < 0 ? '-' : formatTimestamp(t));
           const rows = infos.map((s) => [s.baseOffset, s.sizeBytes, s.firstOffset ?? '-', s.lastOffset ?? '-', ts(s.firstTimestamp), ts(s.maxTimestamp), s.indexEntries, s.timeIndexEntries]);
           await out.line(renderTable(['base offset', 'bytes', 'first offset', 'last offset', 'first timestamp', 'max timestamp', 'index', 'timeindex'], rows, out.isTTY));
           await out.line(`log start offset ${log.logStartOffset}, log end offset ${log.nextOffset}, ${infos.length} segment(s)`);

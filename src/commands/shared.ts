@@ -8,6 +8,7 @@ import { Log, type LogOptions } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import { defaultLogConfig, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';
+import { toTimestamp, type Timestamp } from '../engine/format/record-batch.js';
 
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
 export const TOPIC_CONFIG_KEYS = rememberedConfigKeys;
@@ -46,6 +47,22 @@ export function parseTime(name: string) {
     if (Number.isNaN(ms)) throw new LogtoolError('usage', `${name} must be epoch milliseconds or an ISO-8601 time, not "${text}"`);
     return ms;
   };
+}
+
+/**
+ * A record timestamp: epoch milliseconds as any int64, kept exact (a bigint beyond ±2^53), or an
+ * ISO-8601 time. Integers outside int64 are a usage error.
+ */
+export function parseTimestamp(name: string) {
+  const iso = parseTime(name);
+  return (text: string): Timestamp => (/^-?\d+$/.test(text.trim()) ? int64Timestamp(text.trim(), name) : iso(text));
+}
+
+/** Decimal digits as an exact int64 Timestamp; a usage error outside int64. */
+export function int64Timestamp(digits: string, where: string): Timestamp {
+  const n = BigInt(digits);
+  if (n !== BigInt.asIntN(64, n)) throw new LogtoolError('usage', `${where}: timestamp ${digits} is outside the int64 range of Kafka timestamps`);
+  return toTimestamp(n);
 }
 
 export function addTopicConfigOptions(cmd: Command): Command {
@@ -163,17 +180,27 @@ export function bytesToText(buf: Buffer | null, enc: Encoding, stats?: { nonUtf8
 /** Parses a JSON key/value back into bytes (a string in `enc`, or {base64|hex|utf8: string}). */
 export function jsonToBytes(v: unknown, enc: Encoding, where: string): Buffer | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === 'string') {
-    if (enc !== 'utf8' && !(enc === 'hex' ? /^([0-9a-fA-F]{2})*$/ : /^[A-Za-z0-9+/_-]*={0,2}$/).test(v)) {
-      throw new LogtoolError('usage', `${where}: "${v.slice(0, 40)}" is not valid ${enc}`);
-    }
-    return Buffer.from(v, enc);
-  }
+  if (typeof v === 'string') return decodeStrict(v, enc, where);
   if (typeof v === 'object' && v !== null) {
     const o = v as Record<string, unknown>;
-    for (const e of ['base64', 'hex', 'utf8'] as const) if (typeof o[e] === 'string') return Buffer.from(o[e] as string, e);
+    for (const e of ['base64', 'hex', 'utf8'] as const) if (typeof o[e] === 'string') return decodeStrict(o[e] as string, e, where);
   }
   throw new LogtoolError('usage', `${where}: expected a string, null, or {"base64": …}`);
+}
+
+/** base64 (standard or URL-safe alphabet): whole 4-character groups, or a last group of 2 or 3 characters, padded or not. */
+const BASE64_RE = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
+const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/;
+
+/**
+ * Text in `enc` to bytes, refusing anything Node's decoder would silently drop or truncate
+ * ("!!!!" as base64 decodes to nothing, "abzz" as hex to one byte): a usage error instead.
+ */
+export function decodeStrict(text: string, enc: Encoding, where: string): Buffer {
+  if (enc !== 'utf8' && !(enc === 'hex' ? HEX_RE : BASE64_RE).test(text)) {
+    throw new LogtoolError('usage', `${where}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)} is not valid ${enc}`);
+  }
+  return Buffer.from(text, enc);
 }
 
 export { propertyNames };

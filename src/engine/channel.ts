@@ -154,16 +154,8 @@ export class Channel {
     if (this.transactionCapacity > this.capacity) throw new LogtoolError('usage', `transactionCapacity (${this.transactionCapacity}) must not exceed capacity (${this.capacity})`);
     this.appendOptions = options.appendOptions ?? {};
     this.positions = new ConsumerPositions(log);
-    this.takePosition = this.clampedPosition(this.positions.get(this.group));
-  }
-
-  /**
-   * A stored position below the log start (retention deleted records) restarts at the log start;
-   * one beyond the readable end (the log lost unflushed data in a power loss) at the end.
-   */
-  private clampedPosition(stored: number | undefined): number {
-    const end = this.positions.logEndOffset();
-    return Math.min(Math.max(stored ?? this.log.logStartOffset, this.log.logStartOffset), end);
+    // Below the log start restarts at the start; beyond the readable end (a lost tail) at the end.
+    this.takePosition = this.positions.resumePosition(this.group).offset;
   }
 
   private ensureOpen(): void {

@@ -23,7 +23,6 @@
  * synchronous read + write, so waiting for it is bounded by one checkpoint write.
  * Reads take no lock: rename makes every read see a whole file.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { FileIO } from './io.js';
 import type { Log } from './log.js';
@@ -43,6 +42,15 @@ export interface ConsumerPosition {
   group: string;
   /** Offset of the next record the group reads. */
   offset: number;
+}
+
+export interface ResumePosition {
+  /** Offset of the next record the group reads. */
+  offset: number;
+  /** The committed position (undefined if the group never committed). */
+  stored: number | undefined;
+  /** Why `offset` differs from `stored`: below the log start offset, or beyond the log end offset. */
+  moved?: 'below-start' | 'beyond-end';
 }
 
 export interface CommitPositionOptions {
@@ -86,6 +94,22 @@ export class ConsumerPositions {
     return this.readAll().get(group);
   }
 
+  /**
+   * Where a group resumes reading: its committed position, or the log start offset if it never
+   * committed. A position below the log start (retention deleted records) restarts at the start; one
+   * beyond the log end (a lost tail was recovered) moves back to the end, so that records appended
+   * later at those offsets reach the group. `moved` says which happened; nothing is committed here.
+   */
+  resumePosition(group: string): ResumePosition {
+    const stored = this.get(group);
+    const start = this.log.logStartOffset;
+    const end = this.logEndOffset();
+    if (stored === undefined) return { offset: start, stored };
+    if (stored < start) return { offset: start, stored, moved: 'below-start' };
+    if (stored > end) return { offset: end, stored, moved: 'beyond-end' };
+    return { offset: stored, stored };
+  }
+
   /** Every group with its position, sorted by group name. */
   list(): ConsumerPosition[] {
     return [...this.readAll().entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([group, offset]) => ({ group, offset }));
@@ -118,11 +142,7 @@ export class ConsumerPositions {
 
   private withCommitLock<T>(fn: () => T): T {
     // Created once (O_CREAT without truncation) and never removed: every committer locks one inode.
-    try {
-      fs.closeSync(fs.openSync(this.lockFile, 'a'));
-    } catch (e) {
-      throw new LogtoolError('io', `cannot create lock file: ${(e as NodeJS.ErrnoException).code}`, { file: this.lockFile });
-    }
+    this.io.close(this.io.open(this.lockFile, 'a'));
     return DirectoryLock.withLock(this.lockFile, fn);
   }
 

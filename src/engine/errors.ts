@@ -76,6 +76,14 @@ export class CorruptDataError extends LogtoolError {
   }
 }
 
+/** A write refused because the path inside a partition is a symbolic link (exit 1, naming it). */
+export class SymlinkError extends LogtoolError {
+  constructor(file: string) {
+    super('io', 'is a symbolic link; logtool does not write through symbolic links inside a partition directory (replace it with a regular file or directory)', { file });
+    this.name = 'SymlinkError';
+  }
+}
+
 /** Turns a Node.js system error into a LogtoolError naming the path. */
 export function ioError(err: unknown, path: string, action: string): LogtoolError {
   const e = err as NodeJS.ErrnoException;

@@ -10,17 +10,22 @@
  * opening, closing, and commands that have no concurrent callers.
  */
 import fs from 'node:fs';
-import { ioError } from './errors.js';
+import { ioError, SymlinkError } from './errors.js';
 
 export interface FileStat {
   size: number;
   mtimeMs: number;
   isDirectory: boolean;
   isFile: boolean;
+  /** True when the path itself is a symbolic link (the other fields describe its target). */
+  isSymlink?: boolean;
 }
 
 export interface FileIO {
-  /** Opens a file; flags as node:fs ('r', 'r+', 'w+', 'a+' …). */
+  /**
+   * Opens a file; flags as node:fs ('r', 'r+', 'w+', 'a+' …). Opening for writing never follows a
+   * symbolic link (O_NOFOLLOW): a SymlinkError instead.
+   */
   open(path: string, flags: string): number;
   close(fd: number): void;
   read(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
@@ -48,17 +53,35 @@ function toStat(s: fs.Stats): FileStat {
   return { size: s.size, mtimeMs: s.mtimeMs, isDirectory: s.isDirectory(), isFile: s.isFile() };
 }
 
+/** Flags that open for writing, with O_NOFOLLOW: a write never goes through a symbolic link. */
+const NOFOLLOW_WRITE_FLAGS: Record<string, number> = (() => {
+  const c = fs.constants;
+  const base: Record<string, number> = {
+    'r+': c.O_RDWR,
+    w: c.O_WRONLY | c.O_CREAT | c.O_TRUNC,
+    'w+': c.O_RDWR | c.O_CREAT | c.O_TRUNC,
+    wx: c.O_WRONLY | c.O_CREAT | c.O_TRUNC | c.O_EXCL,
+    'wx+': c.O_RDWR | c.O_CREAT | c.O_TRUNC | c.O_EXCL,
+    a: c.O_WRONLY | c.O_CREAT | c.O_APPEND,
+    'a+': c.O_RDWR | c.O_CREAT | c.O_APPEND,
+  };
+  for (const k of Object.keys(base)) base[k]! |= c.O_NOFOLLOW;
+  return base;
+})();
+
 /** fd → path, only for error messages. */
 const pathsByFd = new Map<number, string>();
 const pathOf = (fd: number): string => pathsByFd.get(fd) ?? `fd ${fd}`;
 
 export const realIO: FileIO = {
   open(path, flags) {
+    const writeFlags = NOFOLLOW_WRITE_FLAGS[flags];
     try {
-      const fd = fs.openSync(path, flags);
+      const fd = fs.openSync(path, writeFlags ?? flags);
       pathsByFd.set(fd, path);
       return fd;
     } catch (e) {
+      if (writeFlags !== undefined && (e as NodeJS.ErrnoException).code === 'ELOOP') throw new SymlinkError(path);
       throw ioError(e, path, 'open');
     }
   },
@@ -143,7 +166,8 @@ export const realIO: FileIO = {
   },
   stat(path) {
     try {
-      return toStat(fs.statSync(path));
+      const l = fs.lstatSync(path);
+      return l.isSymbolicLink() ? { ...toStat(fs.statSync(path)), isSymlink: true } : toStat(l);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
       throw ioError(e, path, 'stat');

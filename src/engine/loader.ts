@@ -33,7 +33,7 @@
 import path from 'node:path';
 import type { FileIO } from './io.js';
 import type { LogConfig } from './config.js';
-import type { TopicPartition } from './partition.js';
+import { requireUnambiguousPartition, type TopicPartition } from './partition.js';
 import type { LogWarning } from './log.js';
 import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey } from './checkpoint.js';
@@ -175,6 +175,8 @@ interface RecoveryTask {
 }
 
 export function loadLog(opts: LoadOptions): LoadResult {
+  // Checkpoint entries are keyed by topic and partition number: refuse a second directory naming it.
+  if (opts.tp) requireUnambiguousPartition(opts.dir, opts.tp, opts.io.readdir(path.dirname(opts.dir)));
   return new LogLoader(opts).load();
 }
 

@@ -9,7 +9,7 @@ import type { LogSegment } from './segment.js';
 import { entryCrcValid, type LogEntry } from './file-records.js';
 import { decodeEntryRecords, entryRecords } from './format/entry-records.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
-import { controlTypeOf, isControl, type LogRecord } from './format/record-batch.js';
+import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from './format/record-batch.js';
 
 export interface ReadOptions {
   /** First offset to return (default: the log start offset). */
@@ -124,27 +124,27 @@ export class LogReader {
   segmentInfo(seg: LogSegment): SegmentInfo {
     let firstOffset: number | undefined;
     let lastOffset: number | undefined;
-    let firstTimestamp: number | undefined;
-    let maxTimestamp: number | undefined;
+    let firstTimestamp: Timestamp | undefined;
+    let maxTimestamp: Timestamp | undefined;
     const scanner = seg.scanner({});
     const it = scanner.entries();
     const first = it.next();
     if (!first.done) {
       firstOffset = first.value.baseOffset;
-      firstTimestamp = first.value.header ? first.value.header.baseTimestamp : first.value.maxTimestamp;
+      firstTimestamp = first.value.header ? readTimestamp(first.value.buf, first.value.bufPos + 27) : first.value.maxTimestamp;
       if (!first.value.header && first.value.compression !== 0) {
         // A compressed legacy wrapper's offset is its last inner offset: decode this one entry for the first.
         try {
           const inner = decodeEntryRecords(first.value, { file: seg.logPath })[0];
           if (inner) {
             firstOffset = inner.offset;
-            firstTimestamp = inner.timestamp;
+            firstTimestamp = Number(inner.timestamp); // legacy messages: always a number
           }
         } catch {
           // Undecodable: keep the wrapper's offset and timestamp (the reader reports the corruption).
         }
       }
-      maxTimestamp = first.value.maxTimestamp;
+      maxTimestamp = exactMaxTimestamp(first.value);
       lastOffset = first.value.lastOffset;
       it.return(undefined);
       // Last batch: start from the last index entry, then scan to the end. An entry that does not
@@ -162,11 +162,13 @@ export class LogReader {
       for (const e of tail.entries()) {
         scanned++;
         lastOffset = e.lastOffset;
-        if (e.maxTimestamp > (maxTimestamp ?? -1)) maxTimestamp = e.maxTimestamp;
+        const max = exactMaxTimestamp(e);
+        if (max > (maxTimestamp ?? -1)) maxTimestamp = max;
       }
       if (floor > 0 && scanned === 0) throw badEntry(`which is not the start of a batch (${tail.end.kind === 'end' ? 'end of the segment' : tail.end.reason})`);
       const indexed = seg.timeIndex.lastEntry.timestamp;
-      if (indexed > (maxTimestamp ?? -1)) maxTimestamp = indexed;
+      // Index entries are doubles: one beyond ±2^53 that equals the exact batch value once rounded is not larger.
+      if (indexed > Number(maxTimestamp ?? -1)) maxTimestamp = seg.timeIndex.entries > 0 ? seg.timeIndex.exactTimestamp(seg.timeIndex.entries - 1) : indexed;
     }
     const info = {
       baseOffset: seg.baseOffset,

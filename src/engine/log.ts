@@ -7,10 +7,10 @@ import path from 'node:path';
 import { realIO, type FileIO } from './io.js';
 import { LogtoolError, assert } from './errors.js';
 import { resolveConfig, type FlushMode, type LogConfig } from './config.js';
-import { requireTopicPartition, parseTopicPartition, type TopicPartition } from './partition.js';
+import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './partition.js';
 import { DirectoryLock } from './lock.js';
 import { LogSegment, type AppendedBatchInfo } from './segment.js';
-import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
+import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput, type Timestamp } from './format/record-batch.js';
 import { validateClientBatch } from './format/batch-validator.js';
 import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
 import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
@@ -135,8 +135,9 @@ export interface SegmentInfo {
   sizeBytes: number;
   firstOffset: number | undefined;
   lastOffset: number | undefined;
-  firstTimestamp: number | undefined;
-  maxTimestamp: number | undefined;
+  /** Timestamps beyond ±2^53 are bigints (see Timestamp in format/record-batch.ts). */
+  firstTimestamp: Timestamp | undefined;
+  maxTimestamp: Timestamp | undefined;
   indexEntries: number;
   timeIndexEntries: number;
 }
@@ -268,6 +269,7 @@ export class Log {
       tp = requireTopicPartition(resolved);
       if (!st) {
         if (options.create === false) throw new LogtoolError('not-found', 'no such directory', { file: dir });
+        requireCanonicalNameToCreate(resolved, tp);
         io.mkdirp(resolved);
         io.syncDir(path.dirname(resolved));
       }

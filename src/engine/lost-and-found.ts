@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import type { FileIO } from './io.js';
+import { SymlinkError } from './errors.js';
 
 export const LOST_AND_FOUND = 'lost+found';
 const COPY_CHUNK_BYTES = 1 << 20;
@@ -47,7 +48,10 @@ export class LostAndFound {
 
   private ensureDir(): void {
     if (this.created) return;
-    if (!this.io.stat(this.dir)) {
+    const st = this.io.stat(this.dir);
+    // Cut bytes and dropped files stay inside the partition: never moved through a symbolic link.
+    if (st?.isSymlink) throw new SymlinkError(this.dir);
+    if (!st) {
       this.io.mkdirp(this.dir);
       // The new directory entry must be durable before anything is moved into it.
       this.io.syncDir(this.partitionDir);

@@ -31,3 +31,37 @@ export function requireTopicPartition(dir: string): TopicPartition {
   }
   return tp;
 }
+
+/** True when the partition number is written with leading zeros (`t-01`): Kafka never names a directory so. */
+export function hasLeadingZeros(dir: string): boolean {
+  const name = path.basename(path.resolve(dir));
+  return /-0\d+$/.test(name);
+}
+
+/** logtool creates only Kafka's canonical name (`t-1`, never `t-01`): a usage error otherwise. */
+export function requireCanonicalNameToCreate(dir: string, tp: TopicPartition): void {
+  if (hasLeadingZeros(dir)) {
+    throw new LogtoolError('usage', `will not create a partition directory with leading zeros; Kafka names partition ${tp.partition} of ${tp.topic} ${tp.topic}-${tp.partition}`, { file: dir });
+  }
+}
+
+/**
+ * Checkpoints key a partition by `<topic> <partition number>`, so `t-1`, `t-01` and `t-000000001`
+ * in one log directory would share (and overwrite) one recovery point and log start offset. Such a
+ * directory is used only if it is the one directory there naming its partition: otherwise a usage
+ * error naming both. `siblings` are the names in the log directory.
+ */
+export function requireUnambiguousPartition(dir: string, tp: TopicPartition, siblings: readonly string[]): void {
+  const own = path.basename(path.resolve(dir));
+  for (const name of siblings) {
+    if (name === own) continue;
+    const other = parseTopicPartition(name);
+    if (other && other.topic === tp.topic && other.partition === tp.partition) {
+      throw new LogtoolError(
+        'usage',
+        `${own} and ${name} both name partition ${tp.partition} of topic ${tp.topic} and would share its checkpoint entries; keep one (Kafka's name is ${tp.topic}-${tp.partition})`,
+        { file: path.join(path.dirname(path.resolve(dir)), name) },
+      );
+    }
+  }
+}

@@ -49,9 +49,9 @@ export interface PlainRecord {
 const h = (b: Uint8Array | null | undefined): string | null => (b === null || b === undefined ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
 
 export function plain(r: LogRecord): PlainRecord {
-  return { offset: r.offset, timestamp: r.timestamp, key: h(r.key), value: h(r.value), headers: r.headers.map((x) => [x.key, h(x.value)]) };
+  return { offset: r.offset, timestamp: Number(r.timestamp), key: h(r.key), value: h(r.value), headers: r.headers.map((x) => [x.key, h(x.value)]) };
 }
 
 export function plainInput(r: RecordInput, offset: number): PlainRecord {
-  return { offset, timestamp: r.timestamp!, key: h(r.key ?? null), value: h(r.value), headers: (r.headers ?? []).map((x) => [x.key, h(x.value)]) };
+  return { offset, timestamp: Number(r.timestamp!), key: h(r.key ?? null), value: h(r.value), headers: (r.headers ?? []).map((x) => [x.key, h(x.value)]) };
 }

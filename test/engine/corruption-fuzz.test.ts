@@ -165,7 +165,7 @@ async function openAndRead(t: Template, state: CrashState, touched: { file: stri
   const indexProblemsAndRebuilt = new Set([...rep.indexesRebuilt, ...rep.indexProblems.map((p) => p.file), ...rep.segmentsDropped.map((d) => d.file)]);
   const checkpointProblems = new Set(rep.checkpointProblems.map((p) => p.file));
   const baseOffsetTouched = touched.some((x) => x.file.endsWith('.log') && batchStarts(state.files.get(x.file) ?? Buffer.alloc(0)).some((s) => x.from < s + 8 && x.to > s));
-  const check = (r: { offset: number; key: Buffer | null; value: Buffer | null; timestamp: number }) => {
+  const check = (r: { offset: number; key: Buffer | null; value: Buffer | null; timestamp: number | bigint }) => {
     const i = originalIndexOf(r.value);
     const want = i >= 0 && i < t.written ? rec(i) : undefined;
     if (!want || !r.key?.equals(want.key) || !r.value?.equals(want.value) || r.timestamp !== want.timestamp) {

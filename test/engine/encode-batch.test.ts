@@ -23,8 +23,8 @@ import { recordArb, T0 } from './arbitraries.js';
 function referenceEncode(records: readonly RecordInput[], opts: EncodeBatchOptions): Buffer {
   const count = records.length;
   const nowMs = opts.nowMs ?? Date.now();
-  const baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
-  const maxTimestamp = records.reduce((m, r) => Math.max(m, r.timestamp ?? nowMs), -1);
+  const baseTimestamp = Number(opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1));
+  const maxTimestamp = records.reduce((m, r) => Math.max(m, Number(r.timestamp ?? nowMs)), -1);
   const m = measureRecords(records, baseTimestamp, nowMs, opts.offsetDeltas);
   const buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + m.recordsBytes);
   const end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, m.bodySizes, m.headerKeyLens, opts.offsetDeltas);

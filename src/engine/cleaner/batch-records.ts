@@ -14,10 +14,24 @@ import {
   LOG_OVERHEAD,
   RECORD_BATCH_OVERHEAD,
   recordsSection,
+  toTimestamp,
   writeInt64,
+  writeTimestamp,
   type BatchHeader,
+  type Timestamp,
 } from '../format/record-batch.js';
-import { readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong, type VarintCursor } from '../format/varint.js';
+import {
+  readVarint,
+  readVarlong,
+  readVarlongBig,
+  sizeOfVarint,
+  sizeOfVarlong,
+  sizeOfVarlongBig,
+  writeVarint,
+  writeVarlong,
+  writeVarlongBig,
+  type VarintCursor,
+} from '../format/varint.js';
 
 /** Records of one batch, as parallel arrays (valid until the next walk). */
 export class RecordRefs {
@@ -25,8 +39,12 @@ export class RecordRefs {
   /** The buffer the positions below refer to (the batch's bytes or its decompressed records). */
   data: Buffer = Buffer.alloc(0);
   offsetDelta = new Int32Array(64);
-  /** Record timestamp (LogAppendTime batches: the batch max timestamp). */
+  /** Record timestamp (LogAppendTime batches: the batch max timestamp); a double, exact within ±2^53. */
   timestamp = new Float64Array(64);
+  /** The exact timestamps of the records whose timestamp lies beyond ±2^53 (rare), by record index. */
+  exactTimestamps = new Map<number, bigint>();
+  /** The batch's max timestamp exactly, when it lies beyond ±2^53. */
+  exactMaxTimestamp: bigint | undefined;
   keyStart = new Int32Array(64);
   /** −1 for a null key. */
   keyLen = new Int32Array(64);
@@ -70,6 +88,8 @@ export function walkRecords(buf: Buffer, pos: number, h: BatchHeader, refs: Reco
   refs.ensure(n);
   refs.data = data;
   refs.count = n;
+  refs.exactTimestamps.clear();
+  refs.exactMaxTimestamp = Number.isSafeInteger(h.maxTimestamp) ? undefined : buf.readBigInt64BE(pos + 35);
   const logAppendTime = (h.attributes & Attr.logAppendTime) !== 0;
   cur.pos = start;
   for (let i = 0; i < n; i++) {
@@ -79,6 +99,7 @@ export function walkRecords(buf: Buffer, pos: number, h: BatchHeader, refs: Reco
     const bodyEnd = bodyStart + length;
     if (length < 0 || bodyEnd > end) throw bad(`record ${i} length ${length} exceeds the batch`);
     cur.pos++; // attributes
+    const tsPos = cur.pos;
     const tsDelta = readVarlong(data, cur, bodyEnd);
     refs.offsetDelta[i] = readVarint(data, cur, bodyEnd);
     refs.tailStart[i] = cur.pos;
@@ -93,7 +114,11 @@ export function walkRecords(buf: Buffer, pos: number, h: BatchHeader, refs: Reco
     if (valueLen > 0 && cur.pos + valueLen > bodyEnd) throw bad(`record ${i} value runs past the record`);
     refs.valueLen[i] = valueLen;
     refs.recordEnd[i] = bodyEnd;
-    refs.timestamp[i] = logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta;
+    const ts = logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta;
+    refs.timestamp[i] = ts;
+    if (!Number.isSafeInteger(ts) || !Number.isSafeInteger(h.baseTimestamp) || !Number.isSafeInteger(tsDelta)) {
+      refs.exactTimestamps.set(i, logAppendTime ? refs.exactMaxTimestamp! : BigInt.asIntN(64, buf.readBigInt64BE(pos + 27) + readVarlongBig(data, tsPos, bodyEnd)));
+    }
     cur.pos = bodyEnd;
   }
   if (cur.pos !== end) throw bad(`${end - cur.pos} bytes remain after ${n} records`);
@@ -121,6 +146,7 @@ export function rebuildBatch(h: BatchHeader, refs: RecordRefs, keep: Int32Array,
   const data = refs.data;
   const logAppendTime = (h.attributes & Attr.logAppendTime) !== 0;
   const horizon = opts.deleteHorizonMs;
+  if (refs.exactTimestamps.size > 0 || (logAppendTime && refs.exactMaxTimestamp !== undefined)) return rebuildBatchExact(h, refs, keep, keepCount, opts, alloc);
   const baseTimestamp = horizon !== undefined ? horizon : refs.timestamp[keep[0]!]!;
   let maxTimestamp = -1;
   let recordsBytes = 0;
@@ -132,7 +158,6 @@ export function rebuildBatch(h: BatchHeader, refs: RecordRefs, keep: Int32Array,
     recordsBytes += sizeOfVarint(body) + body;
   }
   if (logAppendTime) maxTimestamp = h.maxTimestamp;
-  const codecId = h.attributes & Attr.compressionMask;
   const writeRecords = (out: Buffer, at: number): number => {
     let p = at;
     for (let k = 0; k < keepCount; k++) {
@@ -148,6 +173,18 @@ export function rebuildBatch(h: BatchHeader, refs: RecordRefs, keep: Int32Array,
     }
     return p;
   };
+  return assembleBatch(h, recordsBytes, writeRecords, { horizon, baseTimestamp, maxTimestamp, recordsCount: keepCount }, alloc);
+}
+
+/** The rebuilt batch around records that `writeRecords` writes (compressed with the batch's codec), with its header. */
+function assembleBatch(
+  h: BatchHeader,
+  recordsBytes: number,
+  writeRecords: (out: Buffer, at: number) => number,
+  f: { horizon: number | undefined; baseTimestamp: Timestamp; maxTimestamp: Timestamp; recordsCount: number },
+  alloc: Allocate,
+): Buffer {
+  const codecId = h.attributes & Attr.compressionMask;
   let region: { buf: Buffer; pos: number };
   let size: number;
   if (codecId === CompressionType.none) {
@@ -165,10 +202,47 @@ export function rebuildBatch(h: BatchHeader, refs: RecordRefs, keep: Int32Array,
     packed.copy(region.buf, region.pos + RECORD_BATCH_OVERHEAD);
   }
   let attributes = h.attributes & (Attr.compressionMask | Attr.logAppendTime | Attr.transactional | Attr.control);
-  if (horizon !== undefined) attributes |= Attr.deleteHorizon;
+  if (f.horizon !== undefined) attributes |= Attr.deleteHorizon;
   const batch = region.buf.subarray(region.pos, region.pos + size);
-  writeHeader(batch, h, { attributes, baseTimestamp, maxTimestamp, recordsCount: keepCount });
+  writeHeader(batch, h, { attributes, baseTimestamp: f.baseTimestamp, maxTimestamp: f.maxTimestamp, recordsCount: f.recordsCount });
   return batch;
+}
+
+/**
+ * rebuildBatch when a timestamp lies beyond ±2^53: the same batch, with exact int64 arithmetic
+ * (deltas modulo 2^64, as Kafka's longs), so that compaction never rounds a timestamp.
+ */
+function rebuildBatchExact(h: BatchHeader, refs: RecordRefs, keep: Int32Array, keepCount: number, opts: RebuildOptions, alloc: Allocate): Buffer {
+  const data = refs.data;
+  const tsOf = (i: number): bigint => refs.exactTimestamps.get(i) ?? BigInt(refs.timestamp[i]!);
+  const horizon = opts.deleteHorizonMs;
+  const base = horizon !== undefined ? BigInt(horizon) : tsOf(keep[0]!);
+  let max = -1n;
+  const deltas: bigint[] = [];
+  let recordsBytes = 0;
+  for (let k = 0; k < keepCount; k++) {
+    const i = keep[k]!;
+    const ts = tsOf(i);
+    if (ts > max) max = ts;
+    deltas.push(BigInt.asIntN(64, ts - base));
+    const body = 1 + sizeOfVarlongBig(deltas[k]!) + sizeOfVarint(refs.offsetDelta[i]!) + (refs.recordEnd[i]! - refs.tailStart[i]!);
+    recordsBytes += sizeOfVarint(body) + body;
+  }
+  if ((h.attributes & Attr.logAppendTime) !== 0) max = refs.exactMaxTimestamp ?? BigInt(h.maxTimestamp);
+  const writeRecords = (out: Buffer, at: number): number => {
+    let p = at;
+    for (let k = 0; k < keepCount; k++) {
+      const i = keep[k]!;
+      const body = 1 + sizeOfVarlongBig(deltas[k]!) + sizeOfVarint(refs.offsetDelta[i]!) + (refs.recordEnd[i]! - refs.tailStart[i]!);
+      p = writeVarint(out, p, body);
+      out[p++] = 0;
+      p = writeVarlongBig(out, p, deltas[k]!);
+      p = writeVarint(out, p, refs.offsetDelta[i]!);
+      p += data.copy(out, p, refs.tailStart[i]!, refs.recordEnd[i]!);
+    }
+    return p;
+  };
+  return assembleBatch(h, recordsBytes, writeRecords, { horizon, baseTimestamp: toTimestamp(base), maxTimestamp: toTimestamp(max), recordsCount: keepCount }, alloc);
 }
 
 /**
@@ -176,23 +250,23 @@ export function rebuildBatch(h: BatchHeader, refs: RecordRefs, keep: Int32Array,
  * original max timestamp, base and last offset, producer fields, epoch, timestamp type,
  * transactional and control flags; delete-horizon bit clear.
  */
-export function emptyBatch(h: BatchHeader, alloc: Allocate = allocFresh): Buffer {
+export function emptyBatch(h: BatchHeader, alloc: Allocate = allocFresh, exactMaxTimestamp?: bigint): Buffer {
   const region = alloc(RECORD_BATCH_OVERHEAD);
   const batch = region.buf.subarray(region.pos, region.pos + RECORD_BATCH_OVERHEAD);
   const attributes = h.attributes & (Attr.logAppendTime | Attr.transactional | Attr.control);
-  writeHeader(batch, h, { attributes, baseTimestamp: -1, maxTimestamp: h.maxTimestamp, recordsCount: 0 });
+  writeHeader(batch, h, { attributes, baseTimestamp: -1, maxTimestamp: exactMaxTimestamp !== undefined ? toTimestamp(exactMaxTimestamp) : h.maxTimestamp, recordsCount: 0 });
   return batch;
 }
 
-function writeHeader(batch: Buffer, h: BatchHeader, f: { attributes: number; baseTimestamp: number; maxTimestamp: number; recordsCount: number }): void {
+function writeHeader(batch: Buffer, h: BatchHeader, f: { attributes: number; baseTimestamp: Timestamp; maxTimestamp: Timestamp; recordsCount: number }): void {
   writeInt64(batch, 0, h.baseOffset);
   batch.writeInt32BE(batch.length - LOG_OVERHEAD, 8);
   batch.writeInt32BE(h.partitionLeaderEpoch, 12);
   batch[16] = 2;
   batch.writeInt16BE(f.attributes, 21);
   batch.writeInt32BE(h.lastOffsetDelta, 23);
-  writeInt64(batch, 27, f.baseTimestamp);
-  writeInt64(batch, 35, f.maxTimestamp);
+  writeTimestamp(batch, 27, f.baseTimestamp);
+  writeTimestamp(batch, 35, f.maxTimestamp);
   writeInt64(batch, 43, h.producerId);
   batch.writeInt16BE(h.producerEpoch, 51);
   batch.writeInt32BE(h.baseSequence, 53);

@@ -863,7 +863,7 @@ export class Cleaner {
       return false;
     }
     if (retention === Retention.RetainEmpty) {
-      const empty = emptyBatch(h, this.alloc);
+      const empty = emptyBatch(h, this.alloc, refs.exactMaxTimestamp);
       this.commit(empty.length, last, h.maxTimestamp);
       r.batchesEmptied++;
       // An already-empty batch written again unchanged.

@@ -5,7 +5,7 @@
 import { CorruptDataError, LogtoolError } from '../errors.js';
 import { crc32c } from './crc32c.js';
 import { codecFor, compressionName, CompressionType } from './compression.js';
-import { readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong, type VarintCursor } from './varint.js';
+import { readVarint, readVarlong, readVarlongBig, sizeOfVarint, sizeOfVarlong, sizeOfVarlongBig, writeVarint, writeVarlong, writeVarlongBig, type VarintCursor } from './varint.js';
 
 export const LOG_OVERHEAD = 12;
 export const RECORD_BATCH_OVERHEAD = 61;
@@ -29,19 +29,27 @@ export interface RecordHeader {
   value: Buffer | null;
 }
 
+/**
+ * A Kafka timestamp: any int64 of epoch milliseconds. A `number` within ±2^53
+ * (Number.MAX_SAFE_INTEGER, the hot path), a `bigint` beyond, so that every int64 is exact.
+ * Records read back carry a bigint only when the value is beyond ±2^53; append accepts either.
+ */
+export type Timestamp = number | bigint;
+
 /** A record as a caller hands it to append. */
 export interface RecordInput {
   key?: Buffer | null;
   value: Buffer | null;
   headers?: RecordHeader[];
-  /** Epoch milliseconds; defaults to the time of the append. */
-  timestamp?: number;
+  /** Epoch milliseconds (a safe-integer number, or a bigint within int64); defaults to the time of the append. */
+  timestamp?: Timestamp;
 }
 
 /** A record as read back. */
 export interface LogRecord {
   offset: number;
-  timestamp: number;
+  /** A number, or a bigint when beyond ±2^53 (see Timestamp). */
+  timestamp: Timestamp;
   key: Buffer | null;
   value: Buffer | null;
   headers: RecordHeader[];
@@ -78,9 +86,46 @@ export function readInt64(buf: Buffer, pos: number): number {
 }
 
 export function writeInt64(buf: Buffer, pos: number, n: number): void {
+  // A double read from an int64 near 2^63 may round up to 2^63: saturate rather than throw.
+  if (n >= 9223372036854775807) return void buf.writeBigInt64BE(0x7fffffffffffffffn, pos);
   const hi = Math.floor(n / 4294967296);
   buf.writeInt32BE(hi, pos);
   buf.writeUInt32BE(n - hi * 4294967296, pos + 4);
+}
+
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
+
+/** The canonical Timestamp of an exact int64: a number when it is a safe integer, else the bigint. */
+export function toTimestamp(n: bigint): Timestamp {
+  return n >= -9007199254740991n && n <= 9007199254740991n ? Number(n) : n;
+}
+
+/** Reads an int64 timestamp exactly (a number unless it is beyond ±2^53). */
+export function readTimestamp(buf: Buffer, pos: number): Timestamp {
+  const n = readInt64(buf, pos);
+  return Number.isSafeInteger(n) ? n : toTimestamp(buf.readBigInt64BE(pos));
+}
+
+/** A v2 batch's max timestamp exactly (the entry's `maxTimestamp` is a double); other entries as they are. */
+export function exactMaxTimestamp(e: { magic: number; buf: Buffer; bufPos: number; maxTimestamp: number }): Timestamp {
+  return e.magic === 2 && !Number.isSafeInteger(e.maxTimestamp) ? readTimestamp(e.buf, e.bufPos + 35) : e.maxTimestamp;
+}
+
+/** Writes an int64 timestamp given as a number (safe integer) or a bigint. */
+export function writeTimestamp(buf: Buffer, pos: number, ts: Timestamp): void {
+  if (typeof ts === 'bigint') buf.writeBigInt64BE(ts, pos);
+  else writeInt64(buf, pos, ts);
+}
+
+/** A caller's timestamp as an exact int64, or a usage error (a non-integer number, a number beyond ±2^53, a bigint beyond int64). */
+export function exactTimestamp(ts: Timestamp): bigint {
+  if (typeof ts === 'bigint') {
+    if (ts < INT64_MIN || ts > INT64_MAX) throw new LogtoolError('usage', `timestamp ${ts} is outside the int64 range of Kafka timestamps`);
+    return ts;
+  }
+  if (!Number.isSafeInteger(ts)) throw new LogtoolError('usage', `timestamp ${ts} is not an integer within ±2^53; give a bigint for larger int64 values`);
+  return BigInt(ts);
 }
 
 /** Reads the 61-byte v2 header at pos (caller guarantees the bytes are there). */
@@ -171,7 +216,7 @@ export function measureRecords(
     const key = r.key ?? null;
     const body =
       1 +
-      sizeOfVarlong((r.timestamp ?? nowMs) - baseTimestamp) +
+      (typeof r.timestamp === 'bigint' ? sizeOfVarlongBig(r.timestamp - BigInt(baseTimestamp)) : sizeOfVarlong((r.timestamp ?? nowMs) - baseTimestamp)) +
       sizeOfVarint(offsetDeltas ? offsetDeltas[i]! : i) +
       (key === null ? 1 : sizeOfVarint(key.length) + key.length) +
       (r.value === null ? 1 : sizeOfVarint(r.value.length) + r.value.length) +
@@ -198,7 +243,8 @@ export function writeRecords(
     const r = records[i]!;
     pos = writeVarint(buf, pos, bodySizes[i]!);
     buf[pos++] = 0;
-    pos = writeVarlong(buf, pos, (r.timestamp ?? nowMs) - baseTimestamp);
+    if (typeof r.timestamp === 'bigint') pos = writeVarlongBig(buf, pos, r.timestamp - BigInt(baseTimestamp));
+    else pos = writeVarlong(buf, pos, (r.timestamp ?? nowMs) - baseTimestamp);
     pos = writeVarint(buf, pos, offsetDeltas ? offsetDeltas[i]! : i);
     const key = r.key ?? null;
     if (key === null) buf[pos++] = 1;
@@ -243,6 +289,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
   const nowMs = opts.nowMs ?? Date.now();
   const offsetDeltas = opts.offsetDeltas;
   let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
+  if (typeof baseTimestamp !== 'number' || !Number.isSafeInteger(baseTimestamp)) return encodeBatchExact(records, opts, nowMs);
   if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
   let maxTimestamp = -1;
   const bodySizes = new Int32Array(count);
@@ -252,6 +299,8 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
   for (let i = 0; i < count; i++) {
     const r = records[i]!;
     const ts = r.timestamp ?? nowMs;
+    // Beyond ±2^53 (or not an integer): the exact path, which also validates.
+    if (typeof ts !== 'number' || !Number.isSafeInteger(ts)) return encodeBatchExact(records, opts, nowMs);
     if (ts > maxTimestamp) maxTimestamp = ts;
     const tsDelta = ts - baseTimestamp;
     let body: number;
@@ -301,7 +350,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
       }
       buf[pos++] = v;
       buf[pos++] = 0; // attributes
-      const tsDelta = (r.timestamp ?? nowMs) - baseTimestamp;
+      const tsDelta = ((r.timestamp as number | undefined) ?? nowMs) - baseTimestamp; // numbers: checked in the first pass
       if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
         v = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
         while (v >= 0x80) {
@@ -349,16 +398,52 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
     buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
     end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
   } else {
-    const codec = codecFor(compression);
-    if (!codec) throw new LogtoolError('unsupported', `compression ${compressionName(compression)} is not supported`);
     const raw = Buffer.allocUnsafe(recordsBytes);
     writeRecords(records, raw, 0, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
-    const packed = codec.compress(raw);
-    buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + packed.length);
-    packed.copy(buf, RECORD_BATCH_OVERHEAD);
-    end = RECORD_BATCH_OVERHEAD + packed.length;
+    buf = packRecords(compression, raw);
+    end = buf.length;
   }
   writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp, nowMs });
+  return buf;
+}
+
+/**
+ * encodeBatch for timestamps beyond ±2^53: exact int64 arithmetic. Deltas are taken modulo 2^64
+ * as Kafka's `timestamp - baseTimestamp` on longs, and handed to the general writer relative to a
+ * base of 0 (a number when small, else a bigint); the header then gets the exact base and max.
+ */
+function encodeBatchExact(records: readonly RecordInput[], opts: EncodeBatchOptions, nowMs: number): Buffer {
+  const count = records.length;
+  const exact = records.map((r) => exactTimestamp(r.timestamp ?? nowMs));
+  const base = opts.baseTimestamp !== undefined ? exactTimestamp(opts.baseTimestamp) : count > 0 ? exact[0]! : -1n;
+  let max = -1n;
+  for (const t of exact) if (t > max) max = t;
+  const relative = records.map((r, i) => ({ ...r, timestamp: toTimestamp(BigInt.asIntN(64, exact[i]! - base)) }));
+  let buf: Buffer;
+  if (relative.every((r) => typeof r.timestamp === 'number')) {
+    buf = encodeBatch(relative, { ...opts, baseTimestamp: 0, nowMs, into: undefined });
+  } else {
+    // A delta beyond ±2^53 (timestamps far apart in one batch): the general writer's bigint varlongs.
+    const compression = opts.compression ?? CompressionType.none;
+    const { bodySizes, headerKeyLens, recordsBytes } = measureRecords(relative, 0, nowMs, opts.offsetDeltas);
+    const raw = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + recordsBytes);
+    const end = writeRecords(relative, raw, RECORD_BATCH_OVERHEAD, 0, nowMs, bodySizes, headerKeyLens, opts.offsetDeltas);
+    buf = compression === CompressionType.none ? raw.subarray(0, end) : packRecords(compression, raw.subarray(RECORD_BATCH_OVERHEAD, end));
+    writeBatchHeader(buf, buf.length, opts, { compression, count, baseTimestamp: 0, maxTimestamp: 0, nowMs });
+  }
+  writeTimestamp(buf, 27, toTimestamp(base));
+  if (!opts.logAppendTime) writeTimestamp(buf, 35, toTimestamp(max));
+  buf.writeUInt32BE(computeBatchCrc(buf, 0, buf.length), 17);
+  return buf;
+}
+
+/** A batch buffer (header space left blank) holding the records section `raw` compressed with `compression`. */
+function packRecords(compression: number, raw: Buffer): Buffer {
+  const codec = codecFor(compression);
+  if (!codec) throw new LogtoolError('unsupported', `compression ${compressionName(compression)} is not supported`);
+  const packed = codec.compress(raw);
+  const buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + packed.length);
+  packed.copy(buf, RECORD_BATCH_OVERHEAD);
   return buf;
 }
 
@@ -459,6 +544,8 @@ function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptD
  * views into the batch's bytes (or the decompressed buffer), not copies.
  */
 export class RecordDecoder {
+  private readonly buf: Buffer;
+  private readonly pos: number;
   private readonly h: BatchHeader;
   private readonly opts: DecodeOptions;
   private readonly data: Buffer;
@@ -472,6 +559,8 @@ export class RecordDecoder {
   constructor(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}) {
     if (h.recordsCount < 0) throw corrupt(h, `negative record count ${h.recordsCount}`, opts);
     const { data, start, end } = recordsSection(buf, pos, h, opts);
+    this.buf = buf;
+    this.pos = pos;
     this.h = h;
     this.opts = opts;
     this.data = data;
@@ -495,6 +584,7 @@ export class RecordDecoder {
     if (length < 0 || bodyStart + length > end) throw corrupt(h, `record ${i} length ${length} exceeds the batch`, opts);
     const bodyEnd = bodyStart + length;
     c.pos++; // attributes
+    const tsPos = c.pos;
     const tsDelta = readVarlong(data, c, bodyEnd);
     const offsetDelta = readVarint(data, c, bodyEnd);
     const keyLen = readVarint(data, c, bodyEnd);
@@ -530,9 +620,14 @@ export class RecordDecoder {
     }
     if (c.pos !== bodyEnd) throw corrupt(h, `record ${i} declares ${length} bytes but holds ${c.pos - bodyStart}`, opts);
     this.index = i + 1;
+    let timestamp: Timestamp = this.logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta;
+    if (!Number.isSafeInteger(timestamp) || !Number.isSafeInteger(h.baseTimestamp) || !Number.isSafeInteger(tsDelta)) {
+      const { buf, pos } = this;
+      timestamp = this.logAppendTime ? readTimestamp(buf, pos + 35) : toTimestamp(BigInt.asIntN(64, buf.readBigInt64BE(pos + 27) + readVarlongBig(data, tsPos, bodyEnd)));
+    }
     return {
       offset: h.baseOffset + offsetDelta,
-      timestamp: this.logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta,
+      timestamp,
       key,
       value,
       headers,

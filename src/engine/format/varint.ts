@@ -119,3 +119,42 @@ export function writeVarlong(buf: Buffer, pos: number, n: number): number {
   buf[pos++] = h;
   return pos;
 }
+
+// Exact 64-bit varlongs for timestamps beyond ±2^53 (record-batch.ts's exact path; never the hot path).
+
+const zigzagBig = (n: bigint): bigint => BigInt.asUintN(64, (BigInt.asIntN(64, n) << 1n) ^ (BigInt.asIntN(64, n) >> 63n));
+
+/** Bytes needed to encode the int64 n (taken modulo 2^64) as a zig-zag varlong. */
+export function sizeOfVarlongBig(n: bigint): number {
+  let v = zigzagBig(n);
+  let size = 1;
+  while (v >= 0x80n) {
+    v >>= 7n;
+    size++;
+  }
+  return size;
+}
+
+/** Writes the int64 n (taken modulo 2^64) as a zig-zag varlong at pos; returns the position after it. */
+export function writeVarlongBig(buf: Buffer, pos: number, n: bigint): number {
+  let v = zigzagBig(n);
+  while (v >= 0x80n) {
+    buf[pos++] = Number(v & 0x7fn) | 0x80;
+    v >>= 7n;
+  }
+  buf[pos++] = Number(v);
+  return pos;
+}
+
+/** Reads the zig-zag varlong at pos exactly (the caller already read it once with readVarlong, so it is well formed). */
+export function readVarlongBig(buf: Buffer, pos: number, end: number): bigint {
+  let raw = 0n;
+  let shift = 0n;
+  for (let i = 0; i < 10 && pos < end; i++) {
+    const b = buf[pos++]!;
+    raw |= BigInt(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+    shift += 7n;
+  }
+  return BigInt.asIntN(64, (raw >> 1n) ^ -(raw & 1n));
+}

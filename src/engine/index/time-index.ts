@@ -4,7 +4,7 @@
  * and close, so the index reports full one entry early (Kafka's TimeIndex).
  */
 import { LogtoolError } from '../errors.js';
-import { readInt64, writeInt64 } from '../format/record-batch.js';
+import { readInt64, readTimestamp, writeInt64, type Timestamp } from '../format/record-batch.js';
 import { AbstractIndex, type IndexOpenOptions } from './abstract-index.js';
 
 export interface TimestampOffset {
@@ -27,6 +27,11 @@ export class TimeIndex extends AbstractIndex {
   entry(i: number): TimestampOffset {
     const b = this.readEntry(i);
     return { timestamp: readInt64(b, 0), offset: this.baseOffset + b.readInt32BE(8) };
+  }
+
+  /** Entry i's timestamp exactly (entry() gives a double, rounded beyond ±2^53). */
+  exactTimestamp(i: number): Timestamp {
+    return readTimestamp(this.readEntry(i), 0);
   }
 
   /** Last entry, or (−1, baseOffset) when empty. */

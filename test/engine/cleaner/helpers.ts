@@ -47,7 +47,7 @@ export interface Rec {
   offset: number;
   key: string | null;
   value: string | null;
-  timestamp: number;
+  timestamp: number | bigint;
 }
 
 /** A batch to write: its records, and the batch fields an append may set. */

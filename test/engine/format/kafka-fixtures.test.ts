@@ -151,7 +151,7 @@ function checkExpectations(c: FixtureCase, entries: DecodedEntry[], validBytes: 
       if ('offset' in x) expect(r.offset).toBe(Number(x.offset));
       if ('offset_delta' in x) expect(r.offset - Number(e.base_offset)).toBe(x.offset_delta);
       if ('timestamp' in x) expect(r.timestamp).toBe(Number(x.timestamp));
-      if ('timestamp_delta' in x) expect(r.timestamp - Number(e.first_timestamp)).toBe(x.timestamp_delta);
+      if ('timestamp_delta' in x) expect(Number(r.timestamp) - Number(e.first_timestamp)).toBe(x.timestamp_delta);
       if ('key' in x) expect(str(r.key)).toBe(expandedText(x.key));
       if ('value' in x) expect(str(r.value)).toBe(x.value);
       if ('value_len' in x) expect(r.value?.length).toBe(x.value_len);

@@ -185,8 +185,13 @@ class LogLoader {
   private readonly dryRun: boolean;
   private readonly report: LoadReport;
   private readonly lost: LostAndFound;
-  /** Base offsets whose files are still `.swap` (dry run: the rename is only simulated). */
-  private readonly swapped = new Set<number>();
+  /**
+   * Passes 1–4 only compute what they would leave (a dry run, or a reader): nothing is removed or
+   * renamed, and segments are opened read-only under the names they have on disk.
+   */
+  private readonly viewOnly: boolean;
+  /** Final names still served by their `.swap` file (view only: the rename is only simulated). */
+  private readonly swapped = new Set<string>();
   /** Index files that did not exist when the segments were listed. */
   private readonly missingIndexes = new Set<string>();
   /** Generation token while a change is in progress (see changing()). */
@@ -197,6 +202,7 @@ class LogLoader {
     this.dir = opts.dir;
     this.logDir = path.dirname(opts.dir);
     this.dryRun = opts.dryRun === true && !opts.readOnly;
+    this.viewOnly = this.dryRun || opts.readOnly;
     this.report = emptyReport(opts.dir, this.dryRun);
     this.lost = new LostAndFound(opts.io, opts.dir, { discard: opts.discardLost, dryRun: this.dryRun });
   }
@@ -222,7 +228,7 @@ class LogLoader {
    * processes (Log.openStable) retry while the partition's generation is odd.
    */
   private changing(): void {
-    if (this.dryRun || this.changeToken !== undefined) return;
+    if (this.viewOnly || this.changeToken !== undefined) return;
     this.changeToken = beginChange(this.io, this.dir);
   }
 
@@ -231,7 +237,7 @@ class LogLoader {
 
   private remove(name: string): void {
     this.changing();
-    if (!this.dryRun) this.io.unlink(path.join(this.dir, name));
+    if (!this.viewOnly) this.io.unlink(path.join(this.dir, name));
     this.report.tempFilesRemoved.push(name);
   }
 
@@ -302,12 +308,12 @@ class LogLoader {
     this.changing();
     for (const s of keptSwaps) {
       const target = s.slice(0, -SWAP.length);
-      if (!this.dryRun) this.io.rename(path.join(this.dir, s), path.join(this.dir, target));
-      else if (s.endsWith(`${LOG_SUFFIX}${SWAP}`)) this.swapped.add(parseBaseOffset(s)!);
+      if (!this.viewOnly) this.io.rename(path.join(this.dir, s), path.join(this.dir, target));
+      else this.swapped.add(target);
       removed.delete(target);
       this.report.swapsCompleted.push(s);
     }
-    if (!this.dryRun) this.io.syncDir(this.dir);
+    if (!this.viewOnly) this.io.syncDir(this.dir);
     return removed;
   }
 
@@ -316,8 +322,8 @@ class LogLoader {
 
   private openSegments(removed: Set<string>): LogSegment[] {
     let names = this.io.readdir(this.dir);
-    if (this.dryRun) {
-      // The dry run's view: what passes 1–3 would have left.
+    if (this.viewOnly) {
+      // The view of a dry run or a reader: what passes 1–3 would have left.
       names = names.filter((n) => !removed.has(n)).map((n) => (n.endsWith(SWAP) ? n.slice(0, -SWAP.length) : n));
     }
     names = [...new Set(names)].sort();
@@ -335,7 +341,7 @@ class LogLoader {
         orphansRemoved = true;
       }
     }
-    if (orphansRemoved && !this.dryRun) this.io.syncDir(this.dir);
+    if (orphansRemoved && !this.viewOnly) this.io.syncDir(this.dir);
     const { config } = this.opts;
     const segments: LogSegment[] = [];
     try {
@@ -352,9 +358,10 @@ class LogLoader {
             baseOffset: base,
             indexIntervalBytes: config.indexIntervalBytes,
             maxIndexBytes: config.segmentIndexBytes,
-            writable: !this.dryRun,
+            writable: !this.viewOnly,
             maxEntryBytes: config.maxReadEntryBytes,
-            fileSuffix: this.swapped.has(base) ? SWAP : undefined,
+            // Per file: a swap interrupted during its renames leaves some files named `.swap`.
+            fileSuffixOf: (suffix) => (this.swapped.has(segmentFileName(base, suffix)) ? SWAP : undefined),
           }),
         );
       }
@@ -377,7 +384,8 @@ class LogLoader {
       const p = checkOffsetIndex(this.io, seg.indexPath, limits) ?? checkTimeIndex(this.io, seg.timeIndexPath, limits);
       if (p) out.push(p);
     }
-    const txn = path.join(this.dir, segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX) + (this.swapped.has(seg.baseOffset) ? SWAP : ''));
+    const txnName = segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX);
+    const txn = path.join(this.dir, txnName + (this.swapped.has(txnName) ? SWAP : ''));
     if (this.io.stat(txn)) {
       const p = checkTxnIndex(this.io, txn, seg.baseOffset);
       if (p) {
@@ -568,22 +576,15 @@ class LogLoader {
   // -------------------------------------------------------------------------------------------
   // Readers
 
-  /** Read-only open: no pass changes anything; only the active tail is read for the log end. */
+  /**
+   * Read-only open: no pass changes anything; only the active tail is read for the log end. The
+   * segments are exactly those passes 1–4 would keep (an interrupted swap resolved as the loader
+   * resolves it: a `.swap` whose old segment is gone is the live segment, old files in its range
+   * are not), opened under the names they have now.
+   */
   private loadReadOnly(): LoadResult {
     const { io, opts, report } = this;
-    const names = io.readdir(this.dir).sort();
-    const segments: LogSegment[] = [];
-    try {
-      for (const n of names) {
-        const b = parseBaseOffset(n);
-        if (b === undefined || n !== segmentFileName(b, LOG_SUFFIX)) continue;
-        segments.push(new LogSegment({ io, dir: this.dir, baseOffset: b, indexIntervalBytes: opts.config.indexIntervalBytes, maxIndexBytes: opts.config.segmentIndexBytes, writable: false, maxEntryBytes: opts.config.maxReadEntryBytes }));
-      }
-    } catch (e) {
-      for (const s of segments) s.closeQuietly();
-      throw e;
-    }
-    segments.sort((a, b) => a.baseOffset - b.baseOffset);
+    const segments = this.openSegments(this.resolveTempFiles());
     report.markerFound = io.stat(path.join(this.logDir, CLEAN_SHUTDOWN_FILE)) !== undefined;
     report.cleanShutdown = report.markerFound;
     const checkpointedRecoveryPoint = this.readCheckpoint(RECOVERY_POINT_CHECKPOINT) ?? 0;

@@ -42,6 +42,8 @@ export interface SegmentOptions {
   create?: boolean;
   /** Suffix appended to every file name (".cleaned" for compaction output). */
   fileSuffix?: string;
+  /** Per file, overrides fileSuffix (readers of an interrupted swap: some files are still `.swap`). */
+  fileSuffixOf?: (segmentSuffix: string) => string | undefined;
   maxEntryBytes?: number;
 }
 
@@ -88,7 +90,7 @@ export class LogSegment {
     this.maxIndexBytes = opts.maxIndexBytes;
     this.maxEntryBytes = opts.maxEntryBytes;
     const sfx = opts.fileSuffix ?? '';
-    const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + sfx);
+    const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + (opts.fileSuffixOf?.(s) ?? sfx));
     this.logPath = file(LOG_SUFFIX);
     if (opts.create) {
       for (const s of [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]) this.io.unlink(file(s));

@@ -32,8 +32,9 @@
  */
 import path from 'node:path';
 import type { FileIO } from './io.js';
+import { LogtoolError } from './errors.js';
 import type { LogConfig } from './config.js';
-import type { TopicPartition } from './partition.js';
+import { parseTopicPartition, type TopicPartition } from './partition.js';
 import type { LogWarning } from './log.js';
 import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey } from './checkpoint.js';
@@ -577,6 +578,22 @@ class LogLoader {
   // Readers
 
   /**
+   * A partition directory without segments is an empty log. A directory without segments that is
+   * not one (a broker's log directory, a mistyped path) must not read as an empty, healthy log.
+   */
+  private requirePartitionDirectory(): void {
+    const logDirEntry = this.io.readdir(this.dir).find((n) => n === 'meta.properties' || (parseTopicPartition(n) !== undefined && this.io.stat(path.join(this.dir, n))?.isDirectory));
+    if (this.opts.tp && logDirEntry === undefined) return;
+    throw new LogtoolError(
+      'usage',
+      logDirEntry !== undefined
+        ? `this is a broker's log directory (it holds ${logDirEntry}), not a partition directory; give one of its partition directories, such as ${this.dir}/<topic>-<partition>`
+        : 'not a partition directory: it holds no segments and is not named <topic>-<partition> as Kafka names them',
+      { file: this.dir },
+    );
+  }
+
+  /**
    * Read-only open: no pass changes anything; only the active tail is read for the log end. The
    * segments are exactly those passes 1–4 would keep (an interrupted swap resolved as the loader
    * resolves it: a `.swap` whose old segment is gone is the live segment, old files in its range
@@ -585,6 +602,7 @@ class LogLoader {
   private loadReadOnly(): LoadResult {
     const { io, opts, report } = this;
     const segments = this.openSegments(this.resolveTempFiles());
+    if (segments.length === 0) this.requirePartitionDirectory();
     report.markerFound = io.stat(path.join(this.logDir, CLEAN_SHUTDOWN_FILE)) !== undefined;
     report.cleanShutdown = report.markerFound;
     const checkpointedRecoveryPoint = this.readCheckpoint(RECOVERY_POINT_CHECKPOINT) ?? 0;

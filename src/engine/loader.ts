@@ -33,6 +33,7 @@
 import path from 'node:path';
 import type { FileIO } from './io.js';
 import { LogtoolError } from './errors.js';
+import { DirectoryLock } from './lock.js';
 import type { LogConfig } from './config.js';
 import { parseTopicPartition, type TopicPartition } from './partition.js';
 import type { LogWarning } from './log.js';
@@ -346,7 +347,8 @@ class LogLoader {
     const { config } = this.opts;
     const segments: LogSegment[] = [];
     try {
-      for (const base of [...logBases].sort((a, b) => a - b)) {
+      const bases = [...logBases].sort((a, b) => a - b);
+      for (const base of bases) {
         // Before the segment is opened: a writable open creates missing index files (empty).
         for (const suffix of [INDEX_SUFFIX, TIME_INDEX_SUFFIX]) {
           const name = segmentFileName(base, suffix);
@@ -363,6 +365,8 @@ class LogLoader {
             maxEntryBytes: config.maxReadEntryBytes,
             // Per file: a swap interrupted during its renames leaves some files named `.swap`.
             fileSuffixOf: (suffix) => (this.swapped.has(segmentFileName(base, suffix)) ? SWAP : undefined),
+            // A live writer may be appending to the last one: bound its indexes by what was there.
+            snapshotIndexes: this.viewOnly && base === bases[bases.length - 1],
           }),
         );
       }
@@ -610,7 +614,11 @@ class LogLoader {
     report.recoveryPoint = checkpointedRecoveryPoint;
     const cheap = this.cheapLogEnd(segments);
     const last = segments[segments.length - 1];
-    if (last && cheap.tailEnd.kind !== 'end') opts.onWarning({ file: last.logPath, position: cheap.tailEnd.position, message: cheap.tailEnd.reason });
+    if (last && cheap.tailEnd.kind === 'partial' && DirectoryLock.isHeld(this.dir)) {
+      // A writer holds the partition, so an incomplete last batch is one it is writing now (a
+      // file grows page by page during a write), not a torn tail: the view ends before it.
+      last.size = cheap.tailEnd.position;
+    } else if (last && cheap.tailEnd.kind !== 'end') opts.onWarning({ file: last.logPath, position: cheap.tailEnd.position, message: cheap.tailEnd.reason });
     let logStartOffset = Math.max(checkpointedStart ?? 0, segments[0]?.baseOffset ?? 0);
     const nextOffset = last ? cheap.nextOffset : logStartOffset;
     if (logStartOffset > nextOffset) logStartOffset = nextOffset;

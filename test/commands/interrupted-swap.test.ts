@@ -12,12 +12,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log.js';
-import type { SwapStep } from '../../src/engine/cleaner/swap.js';
 import { CONSUMER_OFFSETS_CHECKPOINT, CONSUMER_OFFSETS_LOCK } from '../../src/engine/consumer-positions.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
-import { buildLog, fingerprint, type BatchSpec } from '../engine/cleaner/helpers.js';
+import { buildLog, compactStoppingAt as compactAt, copyDir, fingerprint, type BatchSpec } from '../engine/cleaner/helpers.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
@@ -25,32 +24,7 @@ afterAll(removeTempDirs);
 const NOW = 1_700_000_000_000;
 const CONFIG = { segmentBytes: 400, deleteRetentionMs: 86_400_000 };
 
-class SimulatedCrash extends Error {}
-
-function copyDir(from: string, to: string): void {
-  fs.mkdirSync(to, { recursive: true });
-  for (const n of fs.readdirSync(from)) fs.copyFileSync(path.join(from, n), path.join(to, n));
-}
-
-async function compactStoppingAt(dir: string, stopAt: number): Promise<SwapStep[]> {
-  const steps: SwapStep[] = [];
-  const log = Log.open(dir, { config: CONFIG });
-  try {
-    await log.compact({
-      nowMs: NOW,
-      deleteDelayMs: 0,
-      onStep: (s) => {
-        steps.push(s);
-        if (steps.length - 1 === stopAt) throw new SimulatedCrash(`stopped after ${s.phase}`);
-      },
-    });
-    await log.close();
-  } catch (e) {
-    if (!(e instanceof SimulatedCrash)) throw e;
-    log.abandon();
-  }
-  return steps;
-}
+const compactStoppingAt = (dir: string, stopAt: number) => compactAt(dir, stopAt, CONFIG, NOW);
 
 /** What the loader keeps: a writable open of a copy (the copy is changed, the original is not). */
 async function loaderView(dir: string, copy: string) {

@@ -32,8 +32,10 @@
  */
 import path from 'node:path';
 import type { FileIO } from './io.js';
+import { LogtoolError } from './errors.js';
+import { DirectoryLock } from './lock.js';
 import type { LogConfig } from './config.js';
-import { requireUnambiguousPartition, type TopicPartition } from './partition.js';
+import { parseTopicPartition, requireUnambiguousPartition, type TopicPartition } from './partition.js';
 import type { LogWarning } from './log.js';
 import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey } from './checkpoint.js';
@@ -187,8 +189,13 @@ class LogLoader {
   private readonly dryRun: boolean;
   private readonly report: LoadReport;
   private readonly lost: LostAndFound;
-  /** Base offsets whose files are still `.swap` (dry run: the rename is only simulated). */
-  private readonly swapped = new Set<number>();
+  /**
+   * Passes 1–4 only compute what they would leave (a dry run, or a reader): nothing is removed or
+   * renamed, and segments are opened read-only under the names they have on disk.
+   */
+  private readonly viewOnly: boolean;
+  /** Final names still served by their `.swap` file (view only: the rename is only simulated). */
+  private readonly swapped = new Set<string>();
   /** Index files that did not exist when the segments were listed. */
   private readonly missingIndexes = new Set<string>();
   /** Generation token while a change is in progress (see changing()). */
@@ -199,6 +206,7 @@ class LogLoader {
     this.dir = opts.dir;
     this.logDir = path.dirname(opts.dir);
     this.dryRun = opts.dryRun === true && !opts.readOnly;
+    this.viewOnly = this.dryRun || opts.readOnly;
     this.report = emptyReport(opts.dir, this.dryRun);
     this.lost = new LostAndFound(opts.io, opts.dir, { discard: opts.discardLost, dryRun: this.dryRun });
   }
@@ -224,7 +232,7 @@ class LogLoader {
    * processes (Log.openStable) retry while the partition's generation is odd.
    */
   private changing(): void {
-    if (this.dryRun || this.changeToken !== undefined) return;
+    if (this.viewOnly || this.changeToken !== undefined) return;
     this.changeToken = beginChange(this.io, this.dir);
   }
 
@@ -233,7 +241,7 @@ class LogLoader {
 
   private remove(name: string): void {
     this.changing();
-    if (!this.dryRun) this.io.unlink(path.join(this.dir, name));
+    if (!this.viewOnly) this.io.unlink(path.join(this.dir, name));
     this.report.tempFilesRemoved.push(name);
   }
 
@@ -304,12 +312,12 @@ class LogLoader {
     this.changing();
     for (const s of keptSwaps) {
       const target = s.slice(0, -SWAP.length);
-      if (!this.dryRun) this.io.rename(path.join(this.dir, s), path.join(this.dir, target));
-      else if (s.endsWith(`${LOG_SUFFIX}${SWAP}`)) this.swapped.add(parseBaseOffset(s)!);
+      if (!this.viewOnly) this.io.rename(path.join(this.dir, s), path.join(this.dir, target));
+      else this.swapped.add(target);
       removed.delete(target);
       this.report.swapsCompleted.push(s);
     }
-    if (!this.dryRun) this.io.syncDir(this.dir);
+    if (!this.viewOnly) this.io.syncDir(this.dir);
     return removed;
   }
 
@@ -318,8 +326,8 @@ class LogLoader {
 
   private openSegments(removed: Set<string>): LogSegment[] {
     let names = this.io.readdir(this.dir);
-    if (this.dryRun) {
-      // The dry run's view: what passes 1–3 would have left.
+    if (this.viewOnly) {
+      // The view of a dry run or a reader: what passes 1–3 would have left.
       names = names.filter((n) => !removed.has(n)).map((n) => (n.endsWith(SWAP) ? n.slice(0, -SWAP.length) : n));
     }
     names = [...new Set(names)].sort();
@@ -337,11 +345,12 @@ class LogLoader {
         orphansRemoved = true;
       }
     }
-    if (orphansRemoved && !this.dryRun) this.io.syncDir(this.dir);
+    if (orphansRemoved && !this.viewOnly) this.io.syncDir(this.dir);
     const { config } = this.opts;
     const segments: LogSegment[] = [];
     try {
-      for (const base of [...logBases].sort((a, b) => a - b)) {
+      const bases = [...logBases].sort((a, b) => a - b);
+      for (const base of bases) {
         // Before the segment is opened: a writable open creates missing index files (empty).
         for (const suffix of [INDEX_SUFFIX, TIME_INDEX_SUFFIX]) {
           const name = segmentFileName(base, suffix);
@@ -354,8 +363,11 @@ class LogLoader {
             baseOffset: base,
             indexIntervalBytes: config.indexIntervalBytes,
             maxIndexBytes: config.segmentIndexBytes,
-            writable: !this.dryRun,
-            fileSuffix: this.swapped.has(base) ? SWAP : undefined,
+            writable: !this.viewOnly,
+            // Per file: a swap interrupted during its renames leaves some files named `.swap`.
+            fileSuffixOf: (suffix) => (this.swapped.has(segmentFileName(base, suffix)) ? SWAP : undefined),
+            // A live writer may be appending to the last one: bound its indexes by what was there.
+            snapshotIndexes: this.viewOnly && base === bases[bases.length - 1],
           }),
         );
       }
@@ -378,7 +390,8 @@ class LogLoader {
       const p = checkOffsetIndex(this.io, seg.indexPath, limits) ?? checkTimeIndex(this.io, seg.timeIndexPath, limits);
       if (p) out.push(p);
     }
-    const txn = path.join(this.dir, segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX) + (this.swapped.has(seg.baseOffset) ? SWAP : ''));
+    const txnName = segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX);
+    const txn = path.join(this.dir, txnName + (this.swapped.has(txnName) ? SWAP : ''));
     if (this.io.stat(txn)) {
       const p = checkTxnIndex(this.io, txn, seg.baseOffset);
       if (p) {
@@ -572,22 +585,32 @@ class LogLoader {
   // -------------------------------------------------------------------------------------------
   // Readers
 
-  /** Read-only open: no pass changes anything; only the active tail is read for the log end. */
+  /**
+   * A partition directory without segments is an empty log. A directory without segments that is
+   * not one (a broker's log directory, a mistyped path) must not read as an empty, healthy log.
+   */
+  private requirePartitionDirectory(): void {
+    const logDirEntry = this.io.readdir(this.dir).find((n) => n === 'meta.properties' || (parseTopicPartition(n) !== undefined && this.io.stat(path.join(this.dir, n))?.isDirectory));
+    if (this.opts.tp && logDirEntry === undefined) return;
+    throw new LogtoolError(
+      'usage',
+      logDirEntry !== undefined
+        ? `this is a broker's log directory (it holds ${logDirEntry}), not a partition directory; give one of its partition directories, such as ${this.dir}/<topic>-<partition>`
+        : 'not a partition directory: it holds no segments and is not named <topic>-<partition> as Kafka names them',
+      { file: this.dir },
+    );
+  }
+
+  /**
+   * Read-only open: no pass changes anything; only the active tail is read for the log end. The
+   * segments are exactly those passes 1–4 would keep (an interrupted swap resolved as the loader
+   * resolves it: a `.swap` whose old segment is gone is the live segment, old files in its range
+   * are not), opened under the names they have now.
+   */
   private loadReadOnly(): LoadResult {
     const { io, opts, report } = this;
-    const names = io.readdir(this.dir).sort();
-    const segments: LogSegment[] = [];
-    try {
-      for (const n of names) {
-        const b = parseBaseOffset(n);
-        if (b === undefined || n !== segmentFileName(b, LOG_SUFFIX)) continue;
-        segments.push(new LogSegment({ io, dir: this.dir, baseOffset: b, indexIntervalBytes: opts.config.indexIntervalBytes, maxIndexBytes: opts.config.segmentIndexBytes, writable: false }));
-      }
-    } catch (e) {
-      for (const s of segments) s.closeQuietly();
-      throw e;
-    }
-    segments.sort((a, b) => a.baseOffset - b.baseOffset);
+    const segments = this.openSegments(this.resolveTempFiles());
+    if (segments.length === 0) this.requirePartitionDirectory();
     report.markerFound = io.stat(path.join(this.logDir, CLEAN_SHUTDOWN_FILE)) !== undefined;
     report.cleanShutdown = report.markerFound;
     const checkpointedRecoveryPoint = this.readCheckpoint(RECOVERY_POINT_CHECKPOINT) ?? 0;
@@ -595,7 +618,11 @@ class LogLoader {
     report.recoveryPoint = checkpointedRecoveryPoint;
     const cheap = this.cheapLogEnd(segments);
     const last = segments[segments.length - 1];
-    if (last && cheap.tailEnd.kind !== 'end') opts.onWarning({ file: last.logPath, position: cheap.tailEnd.position, message: cheap.tailEnd.reason });
+    if (last && cheap.tailEnd.kind === 'partial' && DirectoryLock.isHeld(this.dir)) {
+      // A writer holds the partition, so an incomplete last batch is one it is writing now (a
+      // file grows page by page during a write), not a torn tail: the view ends before it.
+      last.size = cheap.tailEnd.position;
+    } else if (last && cheap.tailEnd.kind !== 'end') opts.onWarning({ file: last.logPath, position: cheap.tailEnd.position, message: cheap.tailEnd.reason });
     let logStartOffset = Math.max(checkpointedStart ?? 0, segments[0]?.baseOffset ?? 0);
     const nextOffset = last ? cheap.nextOffset : logStartOffset;
     if (logStartOffset > nextOffset) logStartOffset = nextOffset;

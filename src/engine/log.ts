@@ -324,7 +324,9 @@ export class Log {
 
   /** Written (accepted), committed (in the file) and flushed (durable) positions; docs/durability.md. */
   positions(): LogPositions {
-    const active = this.activeSegment;
+    // A reader of an empty partition directory has no segment: the empty log Kafka would create
+    // starts at the log end offset.
+    const active = this.segments[this.segments.length - 1] ?? { baseOffset: this.nextOffsetValue, size: 0 };
     return {
       written: { offset: this.nextOffsetValue, segment: active.baseOffset, position: active.size + this.writeBufferBytes },
       committed: { offset: this.committedNextOffset, segment: active.baseOffset, position: active.size },

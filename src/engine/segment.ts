@@ -45,6 +45,15 @@ export interface SegmentOptions {
   create?: boolean | 'exclusive';
   /** Suffix appended to every file name (".cleaned" for compaction output). */
   fileSuffix?: string;
+  /**
+   * Read-only: count the index entries before taking the `.log`'s size, and never read entries
+   * past those counts. For the active segment of a live writer, which appends a batch to the
+   * `.log` before the index entries that point at it: every counted entry then lies inside the
+   * size taken, whatever the writer appends meanwhile.
+   */
+  snapshotIndexes?: boolean;
+  /** Per file, overrides fileSuffix (readers of an interrupted swap: some files are still `.swap`). */
+  fileSuffixOf?: (segmentSuffix: string) => string | undefined;
 }
 
 export interface RecoverResult {
@@ -73,6 +82,8 @@ export class LogSegment {
   private bytesSinceLastIndexEntry = 0;
   private maxTimestampSoFar: number;
   private offsetOfMaxTimestampSoFar: number;
+  /** Read-only with snapshotIndexes: index entries counted at open (later entries are not read). */
+  private indexEntryLimits: { index: number; timeindex: number } | undefined;
   /** Max timestamp of the first batch (segment.ms roll reference), loaded lazily. */
   private rollingBasedTimestamp: number | undefined;
   /** In-memory creation time (Kafka resets it on every load). */
@@ -88,7 +99,7 @@ export class LogSegment {
     this.indexIntervalBytes = opts.indexIntervalBytes;
     this.maxIndexBytes = opts.maxIndexBytes;
     const sfx = opts.fileSuffix ?? '';
-    const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + sfx);
+    const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + (opts.fileSuffixOf?.(s) ?? sfx));
     this.logPath = file(LOG_SUFFIX);
     if (opts.create) {
       // Exclusive first: a failed open must not have removed another segment's index files.
@@ -98,8 +109,12 @@ export class LogSegment {
     } else {
       this.logFd = this.io.open(this.logPath, opts.writable ? 'r+' : 'r');
     }
-    this.size = this.io.fstat(this.logFd).size;
     this.indexFilePaths = { index: file(INDEX_SUFFIX), timeindex: file(TIME_INDEX_SUFFIX) };
+    if (opts.snapshotIndexes && !opts.writable) {
+      this.indexEntryLimits = { index: this.offsetIndex.entries, timeindex: this.timeIndex.entries };
+      this.releaseIndexes();
+    }
+    this.size = this.io.fstat(this.logFd).size;
     if (opts.writable) {
       const last = this.timeIndex.lastEntry;
       this.maxTimestampSoFar = last.timestamp;
@@ -117,10 +132,15 @@ export class LogSegment {
   }
 
   get offsetIndex(): OffsetIndex {
-    return (this.offsetIndexFile ??= new OffsetIndex({ ...this.indexOptions(), path: this.indexFilePaths.index }));
+    return (this.offsetIndexFile ??= this.bounded(new OffsetIndex({ ...this.indexOptions(), path: this.indexFilePaths.index }), this.indexEntryLimits?.index));
   }
   get timeIndex(): TimeIndex {
-    return (this.timeIndexFile ??= new TimeIndex({ ...this.indexOptions(), path: this.indexFilePaths.timeindex }));
+    return (this.timeIndexFile ??= this.bounded(new TimeIndex({ ...this.indexOptions(), path: this.indexFilePaths.timeindex }), this.indexEntryLimits?.timeindex));
+  }
+
+  private bounded<T extends OffsetIndex | TimeIndex>(index: T, limit: number | undefined): T {
+    if (limit !== undefined && index.entries > limit) index.entries = limit;
+    return index;
   }
 
   /** Read-only segments: closes the index files (reopened on next use). */

@@ -394,7 +394,7 @@ export class Cleaner {
     r.firstUncleanableOffset = firstUncleanable;
     if (firstDirty >= firstUncleanable) {
       r.nothingToClean =
-        firstUncleanable === log.segments[log.segments.length - 1]!.baseOffset
+        firstUncleanable === (log.segments[log.segments.length - 1]?.baseOffset ?? leo)
           ? `nothing dirty: everything before the active segment (offset ${firstUncleanable}) is already clean (cleaner-offset-checkpoint ${firstDirty})`
           : `nothing dirty below the first uncleanable offset ${firstUncleanable}`;
       return;
@@ -443,8 +443,8 @@ export class Cleaner {
 
   /** Kafka's LogCleanerManager.cleanableOffsets (first uncleanable part). */
   private firstUncleanableOffset(segments: LogSegment[], facts: LogFacts, firstDirty: number): number {
-    const active = segments[segments.length - 1]!;
-    let u = Math.min(facts.lastStableOffset, active.baseOffset);
+    // No segment at all (a reader of an empty partition directory): the empty log ends at its start.
+    let u = Math.min(facts.lastStableOffset, segments[segments.length - 1]?.baseOffset ?? this.log.nextOffset);
     const lag = Math.max(this.log.config.minCompactionLagMs, 0);
     if (lag > 0) {
       for (let i = 0; i < segments.length - 1; i++) {

@@ -14,6 +14,7 @@ import { realIO } from '../../../src/engine/io.js';
 import { computeBatchCrc, type RecordInput } from '../../../src/engine/format/record-batch.js';
 import '../../../src/engine/format/codecs/index.js';
 import type { AppendOptions } from '../../../src/engine/log.js';
+import type { SwapStep } from '../../../src/engine/cleaner/swap.js';
 
 const require = createRequire(import.meta.url);
 const KafkaDecoder = require('kafkajs/src/protocol/decoder');
@@ -162,3 +163,35 @@ export function modelCompaction(records: Rec[], upTo: number): Rec[] {
 }
 
 export const strip = (rs: Rec[]) => rs.map((r) => `${r.offset}|${r.key}|${r.value}`);
+
+export function copyDir(from: string, to: string): void {
+  fs.mkdirSync(to, { recursive: true });
+  for (const n of fs.readdirSync(from)) fs.copyFileSync(path.join(from, n), path.join(to, n));
+}
+
+class SimulatedCrash extends Error {}
+
+/**
+ * Compacts dir, stopping right after step number stopAt (−1: never) of the swap protocol as a
+ * crash would: the process's state is dropped (Log.abandon: no flush, no close). Returns the
+ * steps seen.
+ */
+export async function compactStoppingAt(dir: string, stopAt: number, config: Partial<LogConfig>, nowMs: number): Promise<SwapStep[]> {
+  const steps: SwapStep[] = [];
+  const log = Log.open(dir, { config });
+  try {
+    await log.compact({
+      nowMs,
+      deleteDelayMs: 0,
+      onStep: (s) => {
+        steps.push(s);
+        if (steps.length - 1 === stopAt) throw new SimulatedCrash(`stopped after ${s.phase}`);
+      },
+    });
+    await log.close();
+  } catch (e) {
+    if (!(e instanceof SimulatedCrash)) throw e;
+    log.abandon();
+  }
+  return steps;
+}

@@ -13,39 +13,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Log } from '../../../src/engine/log.js';
 import type { SwapStep } from '../../../src/engine/cleaner/swap.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/fixtures.js';
-import { buildLog, checkAllCrcs, readAll, strip, type BatchSpec } from './helpers.js';
+import { buildLog, checkAllCrcs, compactStoppingAt as compactAt, copyDir, readAll, strip, type BatchSpec } from './helpers.js';
 
 afterAll(removeTempDirs);
 
 const NOW = 1_700_000_000_000;
 const CONFIG = { segmentBytes: 500, deleteRetentionMs: 86_400_000 };
 
-class SimulatedCrash extends Error {}
-
-function copyDir(from: string, to: string): void {
-  fs.mkdirSync(to, { recursive: true });
-  for (const n of fs.readdirSync(from)) fs.copyFileSync(path.join(from, n), path.join(to, n));
-}
-
-async function compactStoppingAt(dir: string, stopAt: number): Promise<SwapStep[]> {
-  const steps: SwapStep[] = [];
-  const log = Log.open(dir, { config: CONFIG });
-  try {
-    await log.compact({
-      nowMs: NOW,
-      deleteDelayMs: 0,
-      onStep: (s) => {
-        steps.push(s);
-        if (steps.length - 1 === stopAt) throw new SimulatedCrash(`stopped after ${s.phase}`);
-      },
-    });
-    await log.close();
-  } catch (e) {
-    if (!(e instanceof SimulatedCrash)) throw e;
-    log.abandon();
-  }
-  return steps;
-}
+const compactStoppingAt = (dir: string, stopAt: number) => compactAt(dir, stopAt, CONFIG, NOW);
 
 describe('crash at every step of the swap protocol', () => {
   it('the loader completes or undoes it, and the log is always old-or-new, never broken', async () => {

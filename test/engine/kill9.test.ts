@@ -13,7 +13,8 @@
  *
  * SIGKILL does not lose the page cache, so this tests the process side (ordering, acknowledging
  * too early, torn tails, recovery); power loss is the crash-state tests' business.
- * At least 30 trials by default; LOGTOOL_KILL_TRIALS=N runs N (split over the three modes).
+ * At least 30 trials by default; LOGTOOL_KILL_TRIALS=N runs N (split over the three modes). The
+ * seed is printed (and named in every failure); LOGTOOL_KILL_SEED=N sets it.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -201,11 +202,19 @@ async function trial(mode: Mode, seed: number): Promise<{ acked: number; survive
 
 describe.each(MODES.map((m, i) => [m, trialsFor(i)] as const))('kill -9 while appending in %s mode', (mode, trials) => {
   it(`${trials} trials: every acknowledged record the mode promises survives, intact, as a prefix`, async () => {
+    // Kill moments come from the clock anyway, so each run explores new seeds; every one is
+    // printed, and LOGTOOL_KILL_SEED=<base> replays the child's choices of a failed run.
     const base = Number(process.env.LOGTOOL_KILL_SEED ?? Date.now() % 100_000);
+    console.log(`kill -9 ${mode}: ${trials} trials, LOGTOOL_KILL_SEED=${base}`);
     let acked = 0;
     for (let t = 0; t < trials; t++) {
-      const r = await trial(mode, base + t * 7919 + MODES.indexOf(mode));
-      acked += r.acked;
+      const seed = base + t * 7919 + MODES.indexOf(mode);
+      try {
+        const r = await trial(mode, seed);
+        acked += r.acked;
+      } catch (e) {
+        throw new Error(`kill -9 ${mode} trial ${t} (LOGTOOL_KILL_SEED=${base}, trial seed ${seed}): ${(e as Error).message}`, { cause: e });
+      }
     }
     // The trials did exercise something: some appends were acknowledged before the kills.
     expect(acked).toBeGreaterThan(0);

@@ -24,9 +24,9 @@
  * shifted offsets without a warning, because LogReader does not validate offsets. The fuzz accepts
  * that (content must still be intact) and does not count it as unreported damage.
  *
- * Two starting logs: one shut down cleanly (marker trusted: sealed data is not scanned at open,
- * so damage there is found by the reader) and one that crashed after more appends (recovery from
- * the recovery point). Cases are tiny (a few KiB) so that 10,000+ run in seconds.
+ * Three starting logs: one shut down cleanly (marker trusted: sealed data is not scanned at open,
+ * so damage there is found by the reader), one that crashed after more appends (recovery from
+ * the recovery point), and one like it of snappy, lz4, zstd and gzip batches. Cases are tiny (a few KiB) so that 10,000+ run in seconds.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -64,18 +64,20 @@ let templates: Template[] = [];
 async function buildTemplates(): Promise<Template[]> {
   const root = makeTempDir('logtool-fuzz-');
   const out: Template[] = [];
-  for (const kind of ['clean', 'crashed'] as const) {
+  for (const kind of ['clean', 'crashed', 'compressed'] as const) {
     const logDir = path.join(root, kind);
     const dir = path.join(logDir, 't-0');
     fs.mkdirSync(dir, { recursive: true });
     const io = new CrashFS({ files: new Map(), dirs: new Set([logDir]) }, { record: false });
     let next = 0;
     let log = Log.open(dir, { io, config });
-    for (let b = 0; b < 14; b++) await log.append(Array.from({ length: 1 + (b % 2) }, () => rec(next++)));
+    // The compressed log: snappy, lz4, zstd and gzip batches written through the library.
+    const compression = (b: number) => (kind === 'compressed' ? [2, 3, 4, 1][b % 4]! : 0);
+    for (let b = 0; b < 14; b++) await log.append(Array.from({ length: 1 + (b % 2) + (kind === 'compressed' ? 1 : 0) }, () => rec(next++)), { compression: compression(b) });
     await log.close();
-    if (kind === 'crashed') {
+    if (kind === 'crashed' || kind === 'compressed') {
       log = Log.open(dir, { io, config });
-      for (let b = 0; b < 5; b++) await log.append(Array.from({ length: 1 + (b % 3) }, () => rec(next++)));
+      for (let b = 0; b < 5; b++) await log.append(Array.from({ length: 1 + (b % 3) }, () => rec(next++)), { compression: compression(b) });
       log.abandon(); // active indexes stay preallocated, recovery point stays behind
     }
     out.push({ name: kind, state: io.liveState(), dir, logDir, written: next });
@@ -249,7 +251,7 @@ function filesOf(t: Template, pick: (name: string) => boolean): string[] {
   return [...t.state.files.keys()].filter((p) => pick(path.basename(p))).sort();
 }
 
-const stats = { cases: 0, reportedLog: 0, reportedIndex: 0, readerFound: 0, intactChecked: 0 };
+const stats = { cases: 0, compressedCases: 0, reportedLog: 0, reportedIndex: 0, readerFound: 0, intactChecked: 0 };
 
 async function runCase(t: Template, targets: string[], muts: Parameters<typeof mutate>[2][], targetPick: number[]): Promise<void> {
   const files = new Map(t.state.files);
@@ -268,6 +270,7 @@ async function runCase(t: Template, targets: string[], muts: Parameters<typeof m
     throw new Error(`[${t.name}] ${JSON.stringify(touched)}: ${(e as Error).stack}`);
   }
   stats.cases++;
+  if (t.name === 'compressed') stats.compressedCases++;
   // Nothing intact was lost. A damaged log-start checkpoint that still parses (a flipped digit)
   // legitimately moves the log start; anything else must leave every intact record readable.
   const startMoved = touched.some((x) => path.basename(x.file) === 'log-start-offset-checkpoint') ? out.logStartOffset : 0;
@@ -347,6 +350,7 @@ describe('corruption fuzzing: recovery and reads survive damaged files and repor
     expect(stats.readerFound).toBeGreaterThan(0);
     expect(stats.reportedIndex).toBeGreaterThan(0);
     expect(stats.intactChecked).toBeGreaterThan(0);
-    console.log(`corruption fuzz: ${stats.cases} cases (${stats.intactChecked} intact records required and read back); .log damage cut by recovery ${stats.reportedLog}×, found by the reader ${stats.readerFound}×; insane indexes rebuilt ${stats.reportedIndex}×`);
+    expect(stats.compressedCases).toBeGreaterThan(0);
+    console.log(`corruption fuzz: ${stats.cases} cases (${stats.compressedCases} on snappy/lz4/zstd/gzip batches; ${stats.intactChecked} intact records required and read back); .log damage cut by recovery ${stats.reportedLog}×, found by the reader ${stats.readerFound}×; insane indexes rebuilt ${stats.reportedIndex}×`);
   });
 });

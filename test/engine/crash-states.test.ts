@@ -179,13 +179,15 @@ async function closedLog(logDir: string, config: Partial<LogConfig>, count: numb
 const compactConfig: Partial<LogConfig> = { flushMode: 'sync', segmentBytes: 900, indexIntervalBytes: 200, segmentIndexBytes: 240, cleanupPolicy: 'compact', deleteRetentionMs: 86_400_000, maxWaitMs: 0 };
 const COMPACT_RECORDS = 42;
 
-function compactionWorkload(): Workload & { passes: () => number } {
+function compactionWorkload(): Workload & { passes: () => number; seenResults: Set<string> } {
   let final: number[] = [];
+  const seenResults = new Set<string>();
   let finalCheckpoint: number | undefined;
   let passes = 0;
   return {
     name: 'compaction swaps and the cleaner checkpoint',
     points: 40,
+    seenResults,
     config: compactConfig,
     passes: () => passes,
     initial: (logDir) => closedLog(logDir, compactConfig, COMPACT_RECORDS, 2),
@@ -205,6 +207,7 @@ function compactionWorkload(): Workload & { passes: () => number } {
     },
     check({ offsets, log, marks, where }) {
       const read = new Set(offsets);
+      seenResults.add(offsets.join());
       // Whatever step the crash hit: the compacted result is all there (nothing of it lost) …
       const lost = final.filter((o) => !read.has(o));
       if (lost.length > 0) throw new Error(`${where}: records of the compacted log lost: ${lost.join(', ')}`);
@@ -221,12 +224,14 @@ function compactionWorkload(): Workload & { passes: () => number } {
 const deleteConfig: Partial<LogConfig> = { flushMode: 'sync', segmentBytes: 900, indexIntervalBytes: 200, segmentIndexBytes: 240, maxWaitMs: 0 };
 const DELETE_RECORDS = 48;
 
-function deletionsWorkload(): Workload {
+function deletionsWorkload(): Workload & { seenStarts: Set<number> } {
   const starts: number[] = [];
+  const seenStarts = new Set<number>();
   const commits: [string, number][] = [];
   return {
     name: 'retention, delete-records (log-start checkpoint) and consumer commits',
     points: 20,
+    seenStarts,
     config: deleteConfig,
     initial: (logDir) => closedLog(logDir, deleteConfig, DELETE_RECORDS, 3),
     async run(io, dir) {
@@ -260,6 +265,7 @@ function deletionsWorkload(): Workload {
       // independent until the directory is fsynced), the rest must all be there.
       const target = starts.find((x) => x > ackedStart) ?? ackedStart;
       const start = log.logStartOffset;
+      seenStarts.add(start);
       if (start < ackedStart) throw new Error(`${where}: log start offset ${start} but ${ackedStart} was acknowledged`);
       if (start > target) throw new Error(`${where}: log start offset ${start} is beyond ${target}`);
       if (offsets.length > 0 && offsets[0]! < start) throw new Error(`${where}: offset ${offsets[0]} read below the log start offset ${start}`);
@@ -449,6 +455,8 @@ describe('crash states: simulated power loss during every writing operation', ()
     compaction = s;
     console.log(report(w, s));
     expect(w.passes()).toBeGreaterThan(1);
+    // The states were not all before or all after: intermediate results of the passes were seen.
+    expect(w.seenResults.size).toBeGreaterThan(2);
     expect(s.swapsCompleted).toBeGreaterThan(0);
     expect(s.readerAgreed).toBeGreaterThan(0);
   }, TIMEOUT_MS);
@@ -466,7 +474,9 @@ describe('crash states: simulated power loss during every writing operation', ()
   it('retention, delete-records and consumer commits: acknowledged log starts and positions survive, readers agree', async () => {
     const w = deletionsWorkload();
     const s = await explore(w);
-    console.log(report(w, s));
+    console.log(`${report(w, s)}; log start offsets seen: ${[...w.seenStarts].sort((a, b) => a - b).join(', ')}`);
+    // States before, between and after the operations: every acknowledged log start was seen.
+    expect(w.seenStarts.size).toBeGreaterThanOrEqual(4);
     expect(s.states).toBeGreaterThan(s.points);
     expect(s.readerAgreed).toBeGreaterThan(0);
   }, TIMEOUT_MS);

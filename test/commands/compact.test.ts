@@ -18,6 +18,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cliSync } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log.js';
+import { realIO, type FileIO } from '../../src/engine/io.js';
 import { engineEntry, ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
@@ -243,20 +244,24 @@ console.log('completed');
     const expectedFile = path.join(work, 'expected.json');
     const stopFile = path.join(work, 'stop');
     const startedFile = path.join(work, 'started');
+    const progressFile = path.join(work, 'progress');
     fs.writeFileSync(expectedFile, JSON.stringify({ all, final: [...latest.values()] }));
     const script = path.join(work, 'reader.mjs');
     fs.writeFileSync(
       script,
       `import fs from 'node:fs';
 import { Log } from ${JSON.stringify(engineEntry)};
-const [dir, expectedFile, stopFile, startedFile] = process.argv.slice(2);
+const [dir, expectedFile, stopFile, startedFile, progressFile] = process.argv.slice(2);
 const { all, final } = JSON.parse(fs.readFileSync(expectedFile, 'utf8'));
 const allSet = new Set(all);
+const generation = () => { try { return fs.readFileSync(dir + '/logtool.generation', 'utf8').trim(); } catch { return '0'; } };
 let reads = 0;
+const generations = [];
 const errors = [];
 while (!fs.existsSync(stopFile) || reads < 3) {
   let log;
   try {
+    const before = generation();
     log = await Log.openStable(dir);
     const recs = [...log.read()].map((r) => r.offset + '|' + r.key + '|' + r.value);
     let prev = -1;
@@ -269,6 +274,13 @@ while (!fs.existsSync(stopFile) || reads < 3) {
     const got = new Set(recs);
     for (const f of final) if (!got.has(f)) errors.push('lost: ' + f);
     reads++;
+    // A whole read of one state: its generation, for the parent to see it (and to prove overlap).
+    const after = generation();
+    if (before === after && Number(after) % 2 === 0 && generations.at(-1) !== after) {
+      generations.push(after);
+      fs.writeFileSync(progressFile + '.tmp', after);
+      fs.renameSync(progressFile + '.tmp', progressFile);
+    }
     if (reads === 1) fs.writeFileSync(startedFile, '');
   } catch (e) {
     errors.push('error: ' + e.message);
@@ -276,23 +288,43 @@ while (!fs.existsSync(stopFile) || reads < 3) {
     await log?.close();
   }
 }
-console.log(JSON.stringify({ reads, errorCount: errors.length, errors: errors.slice(0, 5) }));
+console.log(JSON.stringify({ reads, generations, errorCount: errors.length, errors: errors.slice(0, 5) }));
 `,
     );
-    const child = spawn(process.execPath, [script, dir, expectedFile, stopFile, startedFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, dir, expectedFile, stopFile, startedFile, progressFile], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const deadline = Date.now() + 20_000;
     while (!fs.existsSync(startedFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // Overlap by construction, not by luck of timing: each time a swap ends (the generation file
+    // gets an even value) the compaction waits (up to 20 s) until the reader has read that state.
+    const sleeper = new Int32Array(new SharedArrayBuffer(4));
+    const generationsWaitedFor: string[] = [];
+    const io: FileIO = {
+      ...realIO,
+      rename(from, to) {
+        realIO.rename(from, to);
+        if (path.basename(to) !== 'logtool.generation') return;
+        const g = fs.readFileSync(to, 'utf8').trim();
+        if (Number(g) % 2 !== 0) return;
+        generationsWaitedFor.push(g);
+        for (const until = Date.now() + 20_000; Date.now() < until; Atomics.wait(sleeper, 0, 0, 5)) {
+          if (fs.existsSync(progressFile) && fs.readFileSync(progressFile, 'utf8') === g) return;
+        }
+      },
+    };
     // Several passes (a map of 5 keys for 24 keys), each swapping several groups.
-    const log = Log.open(dir);
+    const log = Log.open(dir, { io });
     const report = await log.compact({ offsetMapBytes: 24 * 6, deleteDelayMs: 0 });
     await log.close();
     fs.writeFileSync(stopFile, '');
     expect(await exited).toBe(0);
     const result = JSON.parse(out);
     expect(report.passes).toBeGreaterThan(3);
+    // The reader did read while compaction ran: it saw the state after every swap.
+    expect(generationsWaitedFor.length).toBeGreaterThan(3);
+    for (const g of generationsWaitedFor) expect(result.generations, `reader never read generation ${g}`).toContain(g);
     expect(result.errors).toEqual([]);
     expect(result.errorCount).toBe(0);
     expect(result.reads).toBeGreaterThanOrEqual(3);

@@ -44,6 +44,9 @@ const LOG0 = '00000000000000000000.log';
 
 import { cli, type CliResult } from '../helpers/cli.js';
 
+import { requireFixtures } from '../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 const lines = (text: string): string[] => text.split('\n').filter((l, i, a) => !(l === '' && i === a.length - 1));
 
 /** stdout split into the lines after each `Dumping <file>` line, by file. */

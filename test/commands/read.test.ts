@@ -27,6 +27,9 @@ const LOG0 = '00000000000000000000.log';
 
 import { cli, sh } from '../helpers/cli.js';
 
+import { requireFixtures } from '../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 const jsonLines = (text: string): Record<string, unknown>[] =>
   text
     .split('\n')

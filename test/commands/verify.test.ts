@@ -14,6 +14,9 @@ import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { fixturesRoot, hasFixtures, removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
 
+import { requireFixtures } from '../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 

@@ -24,6 +24,9 @@ import { verifySegmentIndexFiles } from '../../src/engine/index-rebuilder.js';
 import { verifySegmentIndexes } from '../../src/engine/index-verifier.js';
 import { copyPartition, fixturePath, hasCleanShutdownMarker, hasFixtures, makeTempDir, removeTempDirs, segmentCases, type SegmentCase } from '../helpers/fixtures.js';
 
+import { requireFixtures } from '../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 afterAll(removeTempDirs);
 
 const UNCLEAN = ['ldipoc', 'seanorth', 'berkayakcay', 'mscaldas'];

@@ -31,6 +31,9 @@ import {
   type SegmentCase,
 } from '../helpers/fixtures.js';
 
+import { requireFixtures } from '../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 afterAll(removeTempDirs);
 
 interface Target {

@@ -28,6 +28,9 @@ import {
 } from '../helpers/fixtures.js';
 import { recordArb, T0 } from './arbitraries.js';
 
+import { requireFixtures } from '../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 afterAll(removeTempDirs);
 
 /** Kafka's default index.interval.bytes, which every broker in the corpus ran with. */

@@ -17,6 +17,9 @@ import { decodeRecords, encodeBatch, isCrcValid, readBatchHeader, type LogRecord
 import { codecsOf, fixturePath, hasFixtures, makeTempDir, removeTempDirs, segmentCases } from '../helpers/fixtures.js';
 import { recordArb, T0 } from './arbitraries.js';
 
+import { requireFixtures } from '../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 afterAll(removeTempDirs);
 
 const require = createRequire(import.meta.url);

@@ -7,17 +7,24 @@
  *
  *  - everything fsynced survives: file data and size at the last fdatasync of the file, and the
  *    directory entries committed by a directory fsync;
- *  - of a file's operations since its last fsync (writes and truncates, in order), any prefix
- *    survives, and the last write of that prefix may be torn at a 512-byte boundary (only the
- *    sectors before the cut reached the disk);
- *  - each directory operation not followed by an fsync of its directory (a create, a rename, an
- *    unlink) may or may not have happened, independently, applied in order when still possible.
- *    A directory fsync commits that directory's operations only (a rename: either directory's).
+ *  - every operation not yet made durable is one or more *unsynced operations*, each of which may
+ *    or may not have reached the disk, independently of the others (applied in journal order):
+ *     - each 512-byte sector a write covers since the file's last fsync (so an earlier page can be
+ *       lost while a later one is kept, and any write can be torn: some of its sectors kept,
+ *       others not);
+ *     - each truncate since the file's last fsync;
+ *     - each directory operation (a create, a rename, an unlink) not followed by an fsync of its
+ *       directory; a directory fsync commits that directory's operations only (a rename: either
+ *       directory's);
+ *  - crashStates() gives every such state where a crash point has at most `maxExhaustiveOps`
+ *    (10) unsynced operations, otherwise `samples` (20) of them: nothing kept, everything kept,
+ *    and random choices from a seeded PRNG. Identical images are given once.
  *
  * Directories themselves are durable once created (the engine fsyncs parents after mkdir).
  * Paths are absolute; the caller keeps real, empty directories at the same paths so that the
  * engine's flock-based DirectoryLock (which bypasses FileIO on purpose) works.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { FileIO, FileStat } from '../../src/engine/io.js';
 import { ioError } from '../../src/engine/errors.js';
@@ -36,6 +43,8 @@ type Event =
   | { e: 'mark'; value: unknown };
 
 type DataOp = { k: 'w'; pos: number; data: Buffer } | { k: 't'; len: number };
+/** One unsynced operation of a crash point: a directory operation, a truncate, or one sector of a write. */
+type Unit = { k: 'ns'; i: number } | { k: 'data'; ino: number; i: number; from: number; to: number };
 type NsOp = { k: 'link'; path: string; ino: number } | { k: 'rename'; from: string; to: string } | { k: 'unlink'; path: string };
 
 /** A disk image: file contents by absolute path, and the directories. */
@@ -192,10 +201,44 @@ class FsModel {
     return { files, dirs: new Set(this.dirs) };
   }
 
-  /** One possible disk image after a power loss now. */
-  crashState(rng: () => number): CrashState {
+  /** The unsynced operations at this point (see the header), in journal order per file. */
+  units(): Unit[] {
+    const out: Unit[] = this.pendingNs.map((_, i) => ({ k: 'ns' as const, i }));
+    // Only inodes some state can name: durable names and pending creations or renames.
+    const reachable = new Set<number>(this.durableNames.values());
+    for (const op of this.pendingNs) if (op.k === 'link') reachable.add(op.ino);
+    for (const ino of [...reachable].sort((a, b) => a - b)) {
+      this.inodes.get(ino)!.pending.forEach((op, i) => {
+        if (op.k === 't') {
+          out.push({ k: 'data', ino, i, from: 0, to: 0 });
+          return;
+        }
+        // One unit per sector the write covers (a write within one sector is one unit).
+        for (let from = op.pos; from < op.pos + op.data.length; ) {
+          const to = Math.min(op.pos + op.data.length, (Math.floor(from / SECTOR_BYTES) + 1) * SECTOR_BYTES);
+          out.push({ k: 'data', ino, i, from, to });
+          from = to;
+        }
+      });
+    }
+    return out;
+  }
+
+  /** The disk image in which exactly the units marked in `kept` reached the disk. */
+  imageOf(units: readonly Unit[], kept: readonly boolean[]): CrashState {
     const names = new Map(this.durableNames);
-    for (const op of this.pendingNs) if (rng() < 0.5) FsModel.applyNs(names, op);
+    const keptNs = new Set<number>();
+    const keptData = new Map<number, Map<number, Unit[]>>();
+    units.forEach((u, j) => {
+      if (!kept[j]) return;
+      if (u.k === 'ns') keptNs.add(u.i);
+      else {
+        let byOp = keptData.get(u.ino);
+        if (!byOp) keptData.set(u.ino, (byOp = new Map()));
+        byOp.set(u.i, [...(byOp.get(u.i) ?? []), u]);
+      }
+    });
+    this.pendingNs.forEach((op, i) => keptNs.has(i) && FsModel.applyNs(names, op));
     const contents = new Map<number, Buffer>();
     const files = new Map<string, Buffer>();
     for (const [p, ino] of names) {
@@ -203,26 +246,65 @@ class FsModel {
       if (!content) {
         const n = this.inodes.get(ino)!;
         content = n.durable;
-        const r = rng();
-        // Bias towards the extremes (nothing / everything survived), which find the most bugs.
-        const keep = r < 0.2 ? 0 : r < 0.4 ? n.pending.length : Math.floor(rng() * (n.pending.length + 1));
-        for (let i = 0; i < keep; i++) {
-          const op = n.pending[i]!;
-          let tearAt: number | undefined;
-          if (i === keep - 1 && op.k === 'w' && rng() < 0.5) {
-            // Sector boundaries strictly inside the write: [pos, tearAt) reached the disk.
-            const first = Math.floor(op.pos / SECTOR_BYTES) + 1;
-            const last = Math.ceil((op.pos + op.data.length) / SECTOR_BYTES) - 1;
-            if (last >= first) tearAt = (first + Math.floor(rng() * (last - first + 1))) * SECTOR_BYTES;
-          }
-          content = applyData(content, op, tearAt);
-        }
+        const byOp = keptData.get(ino);
+        n.pending.forEach((op, i) => {
+          const pieces = byOp?.get(i);
+          if (!pieces) return;
+          if (op.k === 't') content = applyData(content!, op);
+          else for (const u of pieces as Extract<Unit, { k: 'data' }>[]) content = applyData(content!, { k: 'w', pos: u.from, data: op.data.subarray(u.from - op.pos, u.to - op.pos) });
+        });
         contents.set(ino, content);
       }
       files.set(p, Buffer.from(content));
     }
     return { files, dirs: new Set(this.dirs) };
   }
+
+  /** One random disk image after a power loss now (each unsynced operation kept with a random bias). */
+  crashState(rng: () => number): CrashState {
+    const units = this.units();
+    const bias = [0.2, 0.5, 0.8][Math.floor(rng() * 3)]!;
+    return this.imageOf(units, units.map(() => rng() < bias));
+  }
+
+  /** Every crash state (≤ maxExhaustiveOps unsynced operations) or `samples` of them; see the header. */
+  *crashStates(opts: CrashStatesOptions): Generator<CrashState> {
+    const units = this.units();
+    const seen = new Set<string>();
+    const unique = (st: CrashState): boolean => {
+      const h = createHash('sha1');
+      for (const [p, b] of [...st.files].sort(([a], [b]) => (a < b ? -1 : 1))) h.update(`${p}\0${b.length}\0`).update(b);
+      const key = h.digest('hex');
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    };
+    const maxOps = opts.maxExhaustiveOps ?? 10;
+    if (units.length <= maxOps) {
+      for (let mask = 0; mask < 2 ** units.length; mask++) {
+        const st = this.imageOf(units, units.map((_, j) => ((mask >>> j) & 1) === 1));
+        if (unique(st)) yield st;
+      }
+      return;
+    }
+    const samples = opts.samples ?? 20;
+    const rng = opts.rng;
+    for (let k = 0; k < samples; k++) {
+      // Nothing kept and everything kept first, then random choices with a per-state bias.
+      const bias = k === 0 ? 0 : k === 1 ? 1 : [0.2, 0.5, 0.8][Math.floor(rng() * 3)]!;
+      const st = this.imageOf(units, units.map(() => rng() < bias));
+      if (unique(st)) yield st;
+    }
+  }
+}
+
+export interface CrashStatesOptions {
+  /** Explore every state when a crash point has at most this many unsynced operations (default 10). */
+  maxExhaustiveOps?: number;
+  /** Otherwise take this many (default 20). */
+  samples?: number;
+  /** Seeded PRNG for the samples (seededRandom). */
+  rng: () => number;
 }
 
 interface OpenFile {
@@ -476,6 +558,16 @@ export class CrashSimulator {
 
   crashState(rng: () => number): CrashState {
     return this.model.crashState(rng);
+  }
+
+  /** How many unsynced operations a crash now could keep or lose. */
+  get unsyncedOps(): number {
+    return this.model.units().length;
+  }
+
+  /** Every crash state at the current step, or a sample of them (see the header). */
+  crashStates(opts: CrashStatesOptions): Generator<CrashState> {
+    return this.model.crashStates(opts);
   }
 }
 

@@ -12,8 +12,25 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const fixturesRoot = process.env.LOGTOOL_FIXTURES ?? path.resolve(repoRoot, '..', 'shared', 'fixtures', 'kafka');
+/** The one variable that names the corpus (relative paths are from the repo root). */
+export const FIXTURES_ENV = 'LOGTOOL_FIXTURES';
+export const fixturesRoot = path.resolve(repoRoot, process.env[FIXTURES_ENV] ?? path.join('..', 'shared', 'fixtures', 'kafka'));
 export const hasFixtures = fs.existsSync(path.join(fixturesRoot, 'cases.json'));
+
+/**
+ * Called at the top of every test file whose tests come from the corpus: without the corpus,
+ * `it.each` over an empty list creates no test and the file would pass having proven nothing.
+ * Under CI (the `CI` variable set) a missing corpus fails the file; elsewhere the file says that
+ * it skipped. Returns hasFixtures.
+ */
+export function requireFixtures(testFileUrl: string): boolean {
+  if (hasFixtures) return true;
+  const file = path.relative(repoRoot, fileURLToPath(testFileUrl));
+  const why = `Kafka fixture corpus not found at ${fixturesRoot} (set ${FIXTURES_ENV})`;
+  if (process.env.CI) throw new Error(`${file}: ${why}; CI must not pass without the fixture-driven tests`);
+  console.warn(`\n*** SKIPPED ${file}: ${why}; its fixture-driven tests did not run. ***\n`);
+  return false;
+}
 
 export const PREALLOCATED_INDEX_BYTES = 10_485_760;
 export const PREALLOCATED_TIME_INDEX_BYTES = 10_485_756;

@@ -20,6 +20,9 @@ import { decodeRecords, readBatchHeader } from '../../../src/engine/format/recor
 import { copyPartition, hasFixtures, makeTempDir, removeTempDirs, segmentCases, type SegmentCase } from '../../helpers/fixtures.js';
 import { checkAllCrcs, fingerprint, kafkajsDecodeAll, kafkajsRecords, rawBatches, strip, type Rec } from './helpers.js';
 
+import { requireFixtures } from '../../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 afterAll(removeTempDirs);
 
 interface Facts {

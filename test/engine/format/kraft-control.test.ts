@@ -13,6 +13,9 @@ import { decodeEntryRecords } from '../../../src/engine/format/entry-records.js'
 import { realIO } from '../../../src/engine/io.js';
 import { fixturesRoot, hasFixtures } from '../../helpers/fixtures.js';
 
+import { requireFixtures } from '../../helpers/fixtures.js';
+requireFixtures(import.meta.url);
+
 const h = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
 describe('KRaft control record values', () => {

@@ -342,9 +342,9 @@ describe('corruption never escapes as anything but LogtoolError, never hangs', (
     const b = Buffer.concat([batch.subarray(0, headerCountAt), Buffer.from([0xfe, 0xff, 0xff, 0xff, 0x0f])]);
     b.writeInt32BE(b.length - 12, 8);
     b[RECORD_BATCH_OVERHEAD] = (b.length - RECORD_BATCH_OVERHEAD - 1) << 1; // fix record length
-    const t = Date.now();
+    // Fails at the first header past the record's end, not after 2^31 iterations (the test's
+    // timeout would catch that; timings themselves belong in bench).
     expect(() => decodeRecords(b, 0, readBatchHeader(b, 0))).toThrow(CorruptDataError);
-    expect(Date.now() - t).toBeLessThan(1000);
     const k = Buffer.from(batch);
     k[RECORD_BATCH_OVERHEAD + 4] = 0x7e; // key length 63 > record
     expect(() => decodeRecords(k, 0, h)).toThrow(CorruptDataError);

@@ -77,7 +77,14 @@ function dryRun(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) =>
   }
 }
 
+/**
+ * A recover that finds nothing to repair changes no byte (issue 9): the loader first runs as a dry
+ * run, and only a log that needs repair is opened for writing — that open deletes and restores the
+ * clean-shutdown marker and checkpoints the recovery point, which a consistent log must not see.
+ */
 async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) => void): Promise<{ report: LoadReport; warnings: string[] }> {
+  const planned = dryRun(dir, opts, onProgress);
+  if (!planned.report.repaired) return { report: { ...planned.report, dryRun: false }, warnings: planned.warnings };
   const warnings: string[] = [];
   const log = Log.open(dir, {
     create: false,

@@ -36,7 +36,7 @@ import type { LogConfig } from './config.js';
 import type { TopicPartition } from './partition.js';
 import type { LogWarning } from './log.js';
 import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
-import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey } from './checkpoint.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCleanShutdownMarker, readOffsetCheckpoint, tpKey } from './checkpoint.js';
 import { LostAndFound } from './lost-and-found.js';
 import { countingSink, scanAndIndex } from './index-rebuilder.js';
 import { checkOffsetIndex, checkTimeIndex, checkTxnIndex, truncateTxnIndex } from './index-sanity.js';
@@ -131,6 +131,8 @@ export interface LoadResult {
   nextOffset: number;
   recoveryPoint: number;
   report: LoadReport;
+  /** The clean-shutdown marker's content when found (writable loads; it is deleted at open). */
+  markerContent?: Buffer;
 }
 
 const INDEX_SUFFIXES = [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX];
@@ -415,7 +417,8 @@ class LogLoader {
   private recover(segments: LogSegment[]): LoadResult {
     const { io, report, opts } = this;
     const markerPath = path.join(this.logDir, CLEAN_SHUTDOWN_FILE);
-    report.markerFound = io.stat(markerPath) !== undefined;
+    const markerContent = readCleanShutdownMarker(io, this.logDir);
+    report.markerFound = markerContent !== undefined;
     if (report.markerFound && !this.dryRun) {
       // Kafka deletes the marker as soon as it sees it (KAFKA-10471); the directory fsync makes
       // the deletion durable before this writer changes anything, so a crash cannot revive it.
@@ -562,7 +565,7 @@ class LogLoader {
       report.swapsCompleted.length > 0 ||
       report.indexProblems.length > 0;
     const recoveryPoint = trusted ? nextOffset : Math.min(recoveryPointFromCheckpoint, nextOffset);
-    return { segments, logStartOffset, nextOffset, recoveryPoint, report };
+    return { segments, logStartOffset, nextOffset, recoveryPoint, report, markerContent };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -84,6 +84,8 @@ export interface LoadReport {
   /** Segments after loading. */
   segments: number;
   segmentsScanned: number;
+  /** `.log` files trusted without validation (clean shutdown, below the recovery point): `--full` checks them. */
+  segmentsNotChecked: string[];
   batchesValidated: number;
   bytesValidated: number;
   /** Index files rebuilt from their `.log` (routinely during recovery, or to repair them). */
@@ -150,6 +152,7 @@ function emptyReport(dir: string, dryRun: boolean): LoadReport {
     logEndOffset: 0,
     segments: 0,
     segmentsScanned: 0,
+    segmentsNotChecked: [],
     batchesValidated: 0,
     bytesValidated: 0,
     indexesRebuilt: [],
@@ -467,6 +470,7 @@ class LogLoader {
       if (problems.length > 0 && !tasks.has(seg)) tasks.set(seg, { seg, dropsLater: false });
     }
 
+    report.segmentsNotChecked = segments.filter((s) => !tasks.has(s)).map((s) => finalName(s.logPath));
     const ordered = segments.filter((s) => tasks.has(s));
     const bytesTotal = ordered.reduce((n, s) => n + s.size, 0);
     let bytesBefore = 0;

@@ -18,24 +18,42 @@ export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
 /** Largest checkpoint file read (a log dir of 100k partitions is ~4 MiB). */
 const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
-/** Writes a whole file (created or truncated) and fdatasyncs it; no rename. */
-export function writeFileDurable(io: FileIO, filePath: string, content: string | Buffer): void {
+/** Writes a whole file (created or truncated) and fdatasyncs it (unless `sync: false`); no rename. */
+export function writeFileDurable(io: FileIO, filePath: string, content: string | Buffer, opts: { sync?: boolean } = {}): void {
   const data = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   const fd = io.open(filePath, 'w');
   try {
     io.write(fd, data, 0, data.length, 0);
-    io.datasync(fd);
+    if (opts.sync ?? true) io.datasync(fd);
   } finally {
     io.close(fd);
   }
 }
 
-/** Writes a whole file atomically and durably: tmp + fsync + rename + directory fsync. */
-export function writeFileAtomic(io: FileIO, filePath: string, content: string | Buffer): void {
+/**
+ * Writes a whole file atomically and (unless `durable: false`) durably: tmp + fsync + rename +
+ * directory fsync. A failure (a full disk) removes the tmp file it created, so nothing is left.
+ */
+export function writeFileAtomic(io: FileIO, filePath: string, content: string | Buffer, opts: { durable?: boolean } = {}): void {
+  const durable = opts.durable ?? true;
   const tmp = `${filePath}.tmp`;
-  writeFileDurable(io, tmp, content);
-  io.rename(tmp, filePath);
-  io.syncDir(path.dirname(filePath));
+  try {
+    writeFileDurable(io, tmp, content, { sync: durable });
+    io.rename(tmp, filePath);
+  } catch (e) {
+    removeQuietly(io, tmp);
+    throw e;
+  }
+  if (durable) io.syncDir(path.dirname(filePath));
+}
+
+/** Cleanup after a failure: unlink that never throws, so the first error is the one reported. */
+export function removeQuietly(io: FileIO, filePath: string): void {
+  try {
+    io.unlink(filePath);
+  } catch {
+    // the caller is already failing with the error that matters
+  }
 }
 
 export function readSmallFile(io: FileIO, filePath: string, maxBytes = MAX_CHECKPOINT_BYTES): Buffer | undefined {

@@ -234,8 +234,13 @@ class LogLoader {
   // -------------------------------------------------------------------------------------------
   // Passes 1–3
 
-  private remove(name: string): void {
-    this.changing();
+  /**
+   * Removes a file (really, or in the dry run's view). Leftovers no reader opens (`.deleted`,
+   * `.cleaned`, logtool's index `.tmp`) go without bumping the generation, so recovery can clear
+   * them on a full disk, where the generation file cannot be written.
+   */
+  private remove(name: string, readersSeeIt = true): void {
+    if (readersSeeIt) this.changing();
     if (!this.dryRun) this.io.unlink(path.join(this.dir, name));
     this.report.tempFilesRemoved.push(name);
   }
@@ -251,11 +256,11 @@ class LogLoader {
       if (n.endsWith('.deleted')) {
         // KRaft snapshots pending deletion are the metadata log's business (Kafka skips them too).
         if (n.endsWith('.checkpoint.deleted')) continue;
-        this.remove(n);
+        this.remove(n, false);
         removed.add(n);
       } else if (STALE_INDEX_TMP_RE.test(n) && parseBaseOffset(n) !== undefined) {
         // logtool's own index rebuild output, left by a crash before its rename.
-        this.remove(n);
+        this.remove(n, false);
         removed.add(n);
       } else if (n.endsWith('.cleaned')) {
         cleaned.push(n);
@@ -272,7 +277,7 @@ class LogLoader {
       } else keptSwaps.push(s);
     }
     for (const c of cleaned) {
-      this.remove(c);
+      this.remove(c, false);
       removed.add(c);
     }
     const logSwaps = keptSwaps.filter((s) => s.endsWith(`${LOG_SUFFIX}${SWAP}`) && parseBaseOffset(s) !== undefined);

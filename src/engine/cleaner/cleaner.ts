@@ -769,11 +769,24 @@ export class Cleaner {
       }
       this.changed = true;
       this.opts.onStep?.({ phase: 'cleaned-written', file: out.segment!.logPath });
-      const removed = this.log.replaceSegments(out.baseOffset, group, {
-        keepRemovedDir: this.opts.keepRemovedDir,
-        deleteDelayMs: this.opts.deleteDelayMs,
-        onStep: this.opts.onStep,
-      });
+      let removed: RemovedFile[];
+      try {
+        removed = this.log.replaceSegments(out.baseOffset, group, {
+          keepRemovedDir: this.opts.keepRemovedDir,
+          deleteDelayMs: this.opts.deleteDelayMs,
+          onStep: this.opts.onStep,
+        });
+      } catch (e) {
+        // A swap that never began (keep dir unusable, disk full) leaves its `.cleaned` output:
+        // remove it. Files already renamed to `.swap` are gone from those names; the loader
+        // completes or undoes such a swap.
+        try {
+          out.discard();
+        } catch {
+          // the swap's error is the one to report
+        }
+        throw e;
+      }
       this.report.removedFiles.push(...removed);
     }
     if (this.opts.dryRun && finalPass) {

@@ -19,29 +19,13 @@ import { closeAfter } from '../../src/commands/close-after.js';
 import { cli } from '../helpers/cli.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { makeKeyedLog, readRecordLines } from '../helpers/compact-logs.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
-const T0 = 1_700_000_000_000;
-
-/** A log of `count` single-record batches over `keys` keys, in small segments; returns its directory. */
-async function makeLog(name: string, count: number, keys: number): Promise<string> {
-  const dir = path.join(makeTempDir('logtool-compact-fail-'), name);
-  const log = Log.open(dir, { config: { flushMode: 'async', segmentBytes: 400 } });
-  for (let i = 0; i < count; i++) await log.append([{ key: Buffer.from(`k${i % keys}`), value: Buffer.from(`v${i}`), timestamp: T0 + i }]);
-  await log.close();
-  return dir;
-}
-
-function readLines(dir: string): string[] {
-  const log = Log.open(dir, { readOnly: true });
-  try {
-    return [...log.read()].map((r) => `${r.offset}|${r.key?.toString() ?? null}|${r.value?.toString() ?? null}`);
-  } finally {
-    void log.close();
-  }
-}
+const makeLog = makeKeyedLog;
+const readLines = readRecordLines;
 
 /** What `logtool compact` does with an open log (src/commands/compact.ts). */
 const compactAndClose = (log: Log, opts: { deleteDelayMs: number }) => closeAfter(log, () => log.compact(opts));

@@ -91,11 +91,11 @@ export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
       if (!add({ file: seg.logPath, position: scanner.end.position, message: `${what}: ${scanner.end.reason}` })) return report;
     }
     if (!opts.skipIndexes) {
-      // Missing or insane index files, by the rules recover (the loader) applies.
+      // Missing or insane index files, by the rules recover (the loader) applies — unless a writer
+      // retired the segment since this reader opened it (its .log is gone by name too).
       const txnIndex = path.join(path.dirname(seg.logPath), segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
-      for (const p of indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset)) {
-        if (!add({ file: p.file, position: p.position, message: p.reason })) return report;
-      }
+      const problems = seg.io.stat(seg.logPath) ? indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset) : [];
+      for (const p of problems) if (!add({ file: p.file, position: p.position, message: p.reason })) return report;
       report.indexEntries += seg.offsetIndex.entries + seg.timeIndex.entries;
       for (const m of verifySegmentIndexes(seg)) if (!add({ file: m.file, entry: m.entry, message: m.message })) return report;
       seg.releaseIndexes();

@@ -21,6 +21,7 @@
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
+import { removeQuietly } from '../checkpoint.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from '../segment.js';
 
 export const CLEANED_SUFFIX = '.cleaned';
@@ -137,7 +138,7 @@ export function keepAside(io: FileIO, files: string[], dir: string): string[] {
         try {
           copyFileDurable(io, file, target);
         } catch (copyError) {
-          io.unlink(target);
+          removeQuietly(io, target);
           throw copyError;
         }
       }
@@ -146,13 +147,7 @@ export function keepAside(io: FileIO, files: string[], dir: string): string[] {
     io.syncDir(dir);
     return kept;
   } catch (e) {
-    for (const k of kept) {
-      try {
-        io.unlink(k);
-      } catch {
-        // The first error is the one to report.
-      }
-    }
+    for (const k of kept) removeQuietly(io, k);
     throw e;
   }
 }

@@ -7,7 +7,8 @@
  *  - with the disk full (an injected FileIO failing every non-empty write from the n-th on, for
  *    every n the command reaches), compaction reports the first failure, not a later one from
  *    closing; the `.cleaned` and `.tmp` files it created are gone; the records are unchanged; and
- *    recovery, on the still-full disk, removes any leftovers without writing a byte.
+ *    recovery, on the still-full disk, removes any leftovers without writing a byte; a cleaned
+ *    segment that cannot be created (its .log made, an index not) leaves no empty file.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -126,6 +127,20 @@ describe('compaction with the disk full', () => {
     }
     expect(failures).toBe(totalWrites);
   }, 120_000);
+});
+
+describe('compaction that cannot create its output', () => {
+  it('fails with that error and leaves no 0-byte .cleaned file', async () => {
+    const dir = await makeLog('create-0', 60, 25);
+    const records = readLines(dir);
+    const enospc = (p: string) => ioError(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }), p, 'open');
+    // The .log.cleaned is created, then its .timeindex.cleaned cannot be.
+    const io: FileIO = { ...realIO, open: (p, flags) => (p.endsWith('.timeindex.cleaned') ? (() => { throw enospc(p); })() : realIO.open(p, flags)) };
+    const log = Log.open(dir, { io, create: false });
+    await expect(compactAndClose(log, { deleteDelayMs: 0 })).rejects.toThrow(/timeindex\.cleaned|ENOSPC/);
+    expect(leftovers(dir)).toEqual([]);
+    expect(readLines(dir)).toEqual(records);
+  });
 });
 
 describe('recovery on a full disk', () => {

@@ -32,8 +32,8 @@ import { LogSegment, LOG_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName, type Appende
 import type { LogConfig } from '../config.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
 import { CONTROL_ABORT, CONTROL_COMMIT, controlType, emptyBatch, rebuildBatch, RecordRefs, walkRecords, type Allocate } from './batch-records.js';
-import { CLEANED_SUFFIX, type RemovedFile, type StepHook } from './swap.js';
-import { writeFileDurable } from '../checkpoint.js';
+import { CLEANED_SUFFIX, SEGMENT_FILE_ORDER, type RemovedFile, type StepHook } from './swap.js';
+import { removeQuietly, writeFileDurable } from '../checkpoint.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
 /** Kafka's producer.id.expiration.ms default: producers idle this long are no longer active. */
@@ -924,17 +924,25 @@ export class Cleaner {
       return o;
     }
     const dir = this.opts.dryRun ? this.scratch(pass) : log.dir;
-    const seg = new LogSegment({
-      io: log.io,
-      dir,
-      baseOffset: base,
-      indexIntervalBytes: c.indexIntervalBytes,
-      maxIndexBytes: c.segmentIndexBytes,
-      writable: true,
-      create: true,
-      fileSuffix: this.opts.dryRun ? '' : CLEANED_SUFFIX,
-      maxEntryBytes: c.maxReadEntryBytes,
-    });
+    const suffix = this.opts.dryRun ? '' : CLEANED_SUFFIX;
+    let seg: LogSegment;
+    try {
+      seg = new LogSegment({
+        io: log.io,
+        dir,
+        baseOffset: base,
+        indexIntervalBytes: c.indexIntervalBytes,
+        maxIndexBytes: c.segmentIndexBytes,
+        writable: true,
+        create: true,
+        fileSuffix: suffix,
+        maxEntryBytes: c.maxReadEntryBytes,
+      });
+    } catch (e) {
+      // A segment half created (its .log made, an index not: a full disk) leaves no empty file.
+      for (const s of SEGMENT_FILE_ORDER) removeQuietly(log.io, path.join(dir, segmentFileName(base, s) + suffix));
+      throw e;
+    }
     const io = log.io;
     const scratchSegments = this.scratchSegments;
     const txnPath = path.join(dir, segmentFileName(base, TXN_INDEX_SUFFIX) + (this.opts.dryRun ? '' : CLEANED_SUFFIX));

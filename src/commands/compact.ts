@@ -22,6 +22,7 @@ import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions, openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes } from './recover.js';
+import { closeAfter } from './close-after.js';
 
 interface CompactOpts {
   dryRun?: boolean;
@@ -78,16 +79,18 @@ Examples:
     let report: CleanReport | undefined;
     let schedule: CompactionSchedule | undefined;
     try {
-      if (opts.ifNeeded) schedule = log.compactionSchedule({ nowMs: opts.now, fromStart: opts.fromStart });
-      if (!schedule || schedule.needed) report = await log.compact({
-        dryRun: opts.dryRun,
-        fromStart: opts.fromStart,
-        maxMemoryBytes: opts.maxMemory,
-        offsetMapBytes: opts.offsetMapBytes,
-        nowMs: opts.now,
-        keepRemovedDir: opts.keepRemoved,
-        deleteDelayMs: 0, // from the CLI the replaced files go at once (Kafka: file.delete.delay.ms)
-        onProgress: (p) => progress.update(describeProgress(dir, p)),
+      await closeAfter(log, async () => {
+        if (opts.ifNeeded) schedule = log.compactionSchedule({ nowMs: opts.now, fromStart: opts.fromStart });
+        if (!schedule || schedule.needed) report = await log.compact({
+          dryRun: opts.dryRun,
+          fromStart: opts.fromStart,
+          maxMemoryBytes: opts.maxMemory,
+          offsetMapBytes: opts.offsetMapBytes,
+          nowMs: opts.now,
+          keepRemovedDir: opts.keepRemoved,
+          deleteDelayMs: 0, // from the CLI the replaced files go at once (Kafka: file.delete.delay.ms)
+          onProgress: (p) => progress.update(describeProgress(dir, p)),
+        });
       });
     } catch (e) {
       progress.stop();
@@ -95,11 +98,9 @@ Examples:
         await out.json({ ok: false, error: { kind: e.kind, message: e.message, file: e.file, position: e.position }, ...(e instanceof KeylessRecordsError ? { keylessRecords: e.count, firstOffsets: e.firstOffsets, files: e.files } : {}) });
         await out.flush();
       }
-      await log.close();
       throw e;
     }
     progress.stop();
-    await log.close();
     const decision = schedule && { needed: schedule.needed, dirtyRatio: schedule.dirtyRatio, reason: schedule.reason, compacted: Boolean(report), schedule };
     if (opts.json) await out.json({ ok: true, ...decision, ...(report ?? { dir: log.dir, dryRun: Boolean(opts.dryRun) }) });
     else {

@@ -10,6 +10,7 @@ import { Command } from 'commander';
 import { Log } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import type { RetentionReport } from '../engine/cleaner/types.js';
+import { closeAfter } from './close-after.js';
 import { Output } from '../render/output.js';
 import { openLog, parseInteger, type WarningCounter } from './shared.js';
 import { renderRetentionReport } from './retention.js';
@@ -45,12 +46,7 @@ Examples:
       const out = new Output();
       const counter: WarningCounter = { count: 0 };
       const log = opts.dryRun ? await Log.openStable(dir) : openLog(dir, { create: false }, counter);
-      let report: RetentionReport;
-      try {
-        report = log.deleteRecordsBefore(opts.beforeOffset, { dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 });
-      } finally {
-        await log.close();
-      }
+      const report: RetentionReport = await closeAfter(log, () => log.deleteRecordsBefore(opts.beforeOffset!, { dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 }));
       if (opts.json) await out.json(report);
       else for (const l of renderRetentionReport(report, 'delete-records')) await out.line(l);
       await out.flush();

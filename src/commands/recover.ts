@@ -77,7 +77,14 @@ function dryRun(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) =>
   }
 }
 
+/**
+ * A recover that finds nothing to repair changes no byte (issue 9): the loader first runs as a dry
+ * run, and only a log that needs repair is opened for writing — that open deletes and restores the
+ * clean-shutdown marker and checkpoints the recovery point, which a consistent log must not see.
+ */
 async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) => void): Promise<{ report: LoadReport; warnings: string[] }> {
+  const planned = dryRun(dir, opts, onProgress);
+  if (!planned.report.repaired) return { report: { ...planned.report, dryRun: false }, warnings: planned.warnings };
   const warnings: string[] = [];
   const log = Log.open(dir, {
     create: false,
@@ -133,10 +140,22 @@ export function renderRecoverReport(r: LoadReport): string[] {
   for (const s of r.swapsCompleted) lines.push(`  ${would('swap completed', 'would complete swap')}  ${s}`);
   for (const p of r.checkpointProblems) lines.push(`  ${c.yellow('checkpoint ignored')}  ${p.file}: ${p.reason}`);
   lines.push(`  log start offset ${r.logStartOffset}, log end offset ${r.logEndOffset}, ${r.segments} segment(s)`);
-  if (!r.repaired) lines.push(c.green('The log was already consistent.'));
+  const notChecked = r.segmentsNotChecked;
+  if (notChecked.length > 0) {
+    const shown = notChecked.slice(0, 5).map(rel).join(', ');
+    lines.push(`  not checked           ${notChecked.length} segment(s) trusted${r.cleanShutdown ? ' after a clean shutdown' : ' below the recovery point'}: ${shown}${notChecked.length > 5 ? ` and ${notChecked.length - 5} more` : ''}`);
+  }
+  if (!r.repaired && notChecked.length === 0) lines.push(c.green('The log was already consistent.'));
+  else if (!r.repaired) lines.push(c.yellow(`Nothing to repair in the segments checked; ${notChecked.length} segment(s) were not checked: run with --full to validate them.`));
   else if (r.dryRun) lines.push(c.yellow(`The log needs repair: run without --dry-run${r.truncated.length + r.segmentsDropped.length > 0 ? ' (cut data goes to lost+found/ unless --discard)' : ''}.`));
   else lines.push(c.yellow(`The log was repaired${r.bytesTruncated + r.segmentsDropped.length > 0 ? `: ${formatBytes(r.bytesTruncated + r.segmentsDropped.reduce((n, d) => n + d.bytes, 0))} cut off` : ''}.`));
   return lines;
+}
+
+/** `consistent` only when every segment was checked; `not-fully-checked` points to --full. */
+function recoverStatus(r: LoadReport): string {
+  if (r.repaired) return r.dryRun ? 'needs-repair' : 'repaired';
+  return r.segmentsNotChecked.length > 0 ? 'not-fully-checked' : 'consistent';
 }
 
 export function recoverCommand(): Command {
@@ -155,7 +174,11 @@ Without a clean-shutdown marker every segment from the recovery point on is vali
 (size, magic, CRC-32C, offsets) and its indexes rebuilt; the first invalid batch truncates its segment
 and later segments are dropped, as Kafka does. What is cut off is kept in <dir>/lost+found/.
 
-Exit codes: 0 already consistent, 3 repaired (or, with --dry-run, would be), 1 failure.
+Segments trusted without validation (after a clean shutdown, or below the recovery point) are listed
+as not checked; --full validates them too.
+
+Exit codes: 0 nothing to repair (JSON status "consistent", or "not-fully-checked" when segments were
+trusted), 3 repaired (or, with --dry-run, would be), 1 failure.
 
 Examples:
   logtool recover logdata/demo-0
@@ -179,7 +202,7 @@ Examples:
       const { report, warnings } = result;
       const out = new Output();
       if (opts.json) {
-        await out.json({ ...report, status: report.repaired ? (report.dryRun ? 'needs-repair' : 'repaired') : 'consistent', warnings });
+        await out.json({ ...report, status: recoverStatus(report), warnings });
       } else {
         for (const l of renderRecoverReport(report)) await out.line(l);
       }

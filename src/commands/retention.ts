@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { Log } from '../engine/log.js';
 import type { RetentionReport } from '../engine/cleaner/types.js';
+import { closeAfter } from './close-after.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
@@ -59,10 +60,9 @@ Examples:
       const log = opts.dryRun ? await Log.openStable(dir) : openLog(dir, { create: false }, counter);
       let report: RetentionReport;
       try {
-        report = log.applyRetention({ retentionMs: opts.retentionMs, retentionBytes: opts.retentionBytes, nowMs: opts.now, dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 });
+        report = await closeAfter(log, () => log.applyRetention({ retentionMs: opts.retentionMs, retentionBytes: opts.retentionBytes, nowMs: opts.now, dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 }));
       } finally {
         progress.stop();
-        await log.close();
       }
       if (opts.json) await out.json(report);
       else for (const l of renderRetentionReport(report, 'retention')) await out.line(l);

@@ -5,8 +5,9 @@
  */
 import path from 'node:path';
 import type { FileIO } from './io.js';
-import { LogtoolError } from './errors.js';
+import { LogtoolError, assert } from './errors.js';
 import { DirectoryLock } from './lock.js';
+import { parseTopicPartition } from './partition.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -17,24 +18,42 @@ export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
 /** Largest checkpoint file read (a log dir of 100k partitions is ~4 MiB). */
 const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
-/** Writes a whole file (created or truncated) and fdatasyncs it; no rename. */
-export function writeFileDurable(io: FileIO, filePath: string, content: string | Buffer): void {
+/** Writes a whole file (created or truncated) and fdatasyncs it (unless `sync: false`); no rename. */
+export function writeFileDurable(io: FileIO, filePath: string, content: string | Buffer, opts: { sync?: boolean } = {}): void {
   const data = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   const fd = io.open(filePath, 'w');
   try {
     io.write(fd, data, 0, data.length, 0);
-    io.datasync(fd);
+    if (opts.sync ?? true) io.datasync(fd);
   } finally {
     io.close(fd);
   }
 }
 
-/** Writes a whole file atomically and durably: tmp + fsync + rename + directory fsync. */
-export function writeFileAtomic(io: FileIO, filePath: string, content: string | Buffer): void {
+/**
+ * Writes a whole file atomically and (unless `durable: false`) durably: tmp + fsync + rename +
+ * directory fsync. A failure (a full disk) removes the tmp file it created, so nothing is left.
+ */
+export function writeFileAtomic(io: FileIO, filePath: string, content: string | Buffer, opts: { durable?: boolean } = {}): void {
+  const durable = opts.durable ?? true;
   const tmp = `${filePath}.tmp`;
-  writeFileDurable(io, tmp, content);
-  io.rename(tmp, filePath);
-  io.syncDir(path.dirname(filePath));
+  try {
+    writeFileDurable(io, tmp, content, { sync: durable });
+    io.rename(tmp, filePath);
+  } catch (e) {
+    removeQuietly(io, tmp);
+    throw e;
+  }
+  if (durable) io.syncDir(path.dirname(filePath));
+}
+
+/** Cleanup after a failure: unlink that never throws, so the first error is the one reported. */
+export function removeQuietly(io: FileIO, filePath: string): void {
+  try {
+    io.unlink(filePath);
+  } catch {
+    // the caller is already failing with the error that matters
+  }
 }
 
 export function readSmallFile(io: FileIO, filePath: string, maxBytes = MAX_CHECKPOINT_BYTES): Buffer | undefined {
@@ -100,12 +119,13 @@ export function parseOffsetCheckpoint(data: Buffer | undefined, filePath: string
   return out;
 }
 
+/** Writes the entries in the map's order (the order they were read in, new keys last), as Kafka keeps a file's order. */
 export function writeOffsetCheckpoint(io: FileIO, filePath: string, entries: OffsetCheckpoint): void {
   writeFileAtomic(io, filePath, formatOffsetCheckpoint(entries));
 }
 
 export function formatOffsetCheckpoint(entries: OffsetCheckpoint): string {
-  const rows = [...entries.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [...k.split(' '), String(v)]);
+  const rows = [...entries.entries()].map(([k, v]) => [...k.split(' '), String(v)]);
   return formatCheckpoint(rows);
 }
 
@@ -177,6 +197,57 @@ async function rewriteFileOnce(io: FileIO, filePath: string, compute: (current: 
   }
 }
 
+/** A checkpoint file another tool mangled must not stop a writer; it is rewritten whole. */
+export function readOffsetCheckpointTolerant(io: FileIO, file: string): OffsetCheckpoint {
+  try {
+    return readOffsetCheckpoint(io, file);
+  } catch {
+    return new Map();
+  }
+}
+
+/** readOffsetCheckpointTolerant of bytes already read. */
+export function parseOffsetCheckpointTolerant(data: Buffer | undefined, file: string): OffsetCheckpoint {
+  try {
+    return parseOffsetCheckpoint(data, file);
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * Sets (or, with undefined, removes) one entry of an offset checkpoint file. The file is rewritten
+ * only when the entry actually changes, and then keeps the other entries and their order (a new
+ * key goes last), so a no-op never changes a broker's file. Returns whether the file was written.
+ */
+export function updateOffsetCheckpoint(io: FileIO, filePath: string, key: string, offset: number | undefined): boolean {
+  assert(offset === undefined || Number.isSafeInteger(offset), `checkpoint offset ${offset} for ${filePath} is not an integer`);
+  const cp = readOffsetCheckpointTolerant(io, filePath);
+  if (offset === undefined ? !cp.has(key) : cp.get(key) === offset) return false;
+  if (offset === undefined) cp.delete(key);
+  else cp.set(key, offset);
+  writeOffsetCheckpoint(io, filePath, cp);
+  return true;
+}
+
+/** Largest clean-shutdown marker kept as it was (Kafka 3.7+ writes ~40 bytes of JSON; older brokers none). */
+const MAX_MARKER_BYTES = 4096;
+
+/**
+ * The clean-shutdown marker's content, to be written back unchanged when logtool restores the
+ * marker (Kafka 3.7+ stores the broker epoch there, KIP-966). undefined when there is none, and an
+ * empty buffer when it cannot be kept (too large or unreadable): logtool never writes an epoch it
+ * did not read.
+ */
+export function readCleanShutdownMarker(io: FileIO, logDir: string): Buffer | undefined {
+  const file = path.join(logDir, CLEAN_SHUTDOWN_FILE);
+  try {
+    return readSmallFile(io, file, MAX_MARKER_BYTES);
+  } catch {
+    return io.stat(file) ? Buffer.alloc(0) : undefined;
+  }
+}
+
 /** Java-properties style `key=value` lines (comments with #). */
 export function parseProperties(text: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -192,4 +263,35 @@ export function parseProperties(text: string): Map<string, string> {
 export function formatProperties(props: Map<string, string>, comment?: string): string {
   const head = comment ? `# ${comment}\n` : '';
   return head + [...props.entries()].map(([k, v]) => `${k}=${v}\n`).join('');
+}
+
+/**
+ * Kafka's marker covers a whole log directory: a broker that finds it trusts every partition
+ * there. So logtool writes it when a writer of `partitionDir` closes only when it cannot vouch for
+ * a partition it did not close: when the marker was there when the log opened (`contentAtOpen`:
+ * this close restores the state the other partitions were in, with the content Kafka wrote), or
+ * when this is the only partition of the directory (then empty, as Kafka before 3.7 writes it) —
+ * and in both cases only if no sibling partition is held by another writer. Repairing one
+ * partition of a crashed broker's directory therefore never makes Kafka skip recovery of the
+ * others. Returns whether the marker was written.
+ */
+export function restoreCleanShutdownMarker(io: FileIO, partitionDir: string, contentAtOpen: Buffer | undefined): boolean {
+  const logDir = path.dirname(partitionDir);
+  let siblings: string[] = [];
+  try {
+    siblings = io.readdir(logDir).filter((n) => parseTopicPartition(n) !== undefined && path.join(logDir, n) !== partitionDir);
+  } catch {
+    return false;
+  }
+  if (contentAtOpen === undefined && siblings.some((s) => io.stat(path.join(logDir, s))?.isDirectory)) return false;
+  for (const s of siblings) {
+    const p = path.join(logDir, s);
+    if (io.stat(p)?.isDirectory && DirectoryLock.isHeld(p)) return false;
+  }
+  const file = path.join(logDir, CLEAN_SHUTDOWN_FILE);
+  const content = contentAtOpen ?? Buffer.alloc(0);
+  const now = readCleanShutdownMarker(io, logDir);
+  if (now !== undefined && now.equals(content)) return false;
+  writeFileAtomic(io, file, content);
+  return true;
 }

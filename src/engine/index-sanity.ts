@@ -164,6 +164,31 @@ export function checkTxnIndex(io: FileIO, file: string, baseOffset: number): Ind
   });
 }
 
+export interface IndexFileProblem {
+  file: string;
+  /** Byte position in the index file, when the problem is in its content. */
+  position?: number;
+  reason: string;
+}
+
+/**
+ * Kafka's open-time rules for a segment's index files (LogLoader.loadSegmentFiles,
+ * LogSegment.sanityCheck), as a read-only check reports them: a missing `.index` makes Kafka
+ * recover the segment and rebuild it; a missing `.timeindex` is recreated empty (recover rebuilds
+ * it); a missing `.txnindex` means the segment has no aborted transactions (no problem); a
+ * `.txnindex` that fails its sanity check makes Kafka recover the segment.
+ */
+export function indexFileProblems(io: FileIO, files: { index: string; timeIndex: string; txnIndex: string }, baseOffset: number): IndexFileProblem[] {
+  const out: IndexFileProblem[] = [];
+  if (!io.stat(files.index)) out.push({ file: files.index, reason: 'missing: Kafka recovers the segment and rebuilds it (so does recover)' });
+  if (!io.stat(files.timeIndex)) out.push({ file: files.timeIndex, reason: 'missing: Kafka recreates it empty (recover rebuilds it)' });
+  if (io.stat(files.txnIndex)) {
+    const p = checkTxnIndex(io, files.txnIndex, baseOffset);
+    if (p) out.push(p);
+  }
+  return out;
+}
+
 /**
  * Drops `.txnindex` entries whose aborted transaction ends at or after `nextOffset` (Kafka's
  * TransactionIndex.truncateTo, run when a segment is truncated). Returns the bytes removed.

@@ -37,6 +37,8 @@ export interface FileIO {
   /** Asynchronous fdatasync for group commit. */
   datasyncAsync(fd: number): Promise<void>;
   rename(from: string, to: string): void;
+  /** Hard link `to` → the file `from`; fails if `to` exists (callers copy when linking is refused: EXDEV, EPERM, ENOTSUP). */
+  link(from: string, to: string): void;
   unlink(path: string): void;
   mkdirp(path: string): void;
   readdir(path: string): string[];
@@ -140,6 +142,13 @@ export const realIO: FileIO = {
       fs.renameSync(from, to);
     } catch (e) {
       throw ioError(e, from, `rename to ${to}`);
+    }
+  },
+  link(from, to) {
+    try {
+      fs.linkSync(from, to);
+    } catch (e) {
+      throw ioError(e, to, `link to ${from}`);
     }
   },
   unlink(path) {

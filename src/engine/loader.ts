@@ -38,7 +38,7 @@ import type { LogConfig } from './config.js';
 import { parseTopicPartition, requireUnambiguousPartition, type TopicPartition } from './partition.js';
 import type { LogWarning } from './log.js';
 import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
-import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey } from './checkpoint.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCleanShutdownMarker, readOffsetCheckpoint, tpKey } from './checkpoint.js';
 import { LostAndFound } from './lost-and-found.js';
 import { countingSink, scanAndIndex } from './index-rebuilder.js';
 import { checkOffsetIndex, checkTimeIndex, checkTxnIndex, truncateTxnIndex } from './index-sanity.js';
@@ -86,6 +86,8 @@ export interface LoadReport {
   /** Segments after loading. */
   segments: number;
   segmentsScanned: number;
+  /** `.log` files trusted without validation (clean shutdown, below the recovery point): `--full` checks them. */
+  segmentsNotChecked: string[];
   batchesValidated: number;
   bytesValidated: number;
   /** Index files rebuilt from their `.log` (routinely during recovery, or to repair them). */
@@ -133,6 +135,8 @@ export interface LoadResult {
   nextOffset: number;
   recoveryPoint: number;
   report: LoadReport;
+  /** The clean-shutdown marker's content when found (writable loads; it is deleted at open). */
+  markerContent?: Buffer;
 }
 
 const INDEX_SUFFIXES = [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX];
@@ -150,6 +154,7 @@ function emptyReport(dir: string, dryRun: boolean): LoadReport {
     logEndOffset: 0,
     segments: 0,
     segmentsScanned: 0,
+    segmentsNotChecked: [],
     batchesValidated: 0,
     bytesValidated: 0,
     indexesRebuilt: [],
@@ -239,8 +244,13 @@ class LogLoader {
   // -------------------------------------------------------------------------------------------
   // Passes 1–3
 
-  private remove(name: string): void {
-    this.changing();
+  /**
+   * Removes a file (really, or in the dry run's view). Leftovers no reader opens (`.deleted`,
+   * `.cleaned`, logtool's index `.tmp`) go without bumping the generation, so recovery can clear
+   * them on a full disk, where the generation file cannot be written.
+   */
+  private remove(name: string, readersSeeIt = true): void {
+    if (readersSeeIt) this.changing();
     if (!this.viewOnly) this.io.unlink(path.join(this.dir, name));
     this.report.tempFilesRemoved.push(name);
   }
@@ -256,11 +266,11 @@ class LogLoader {
       if (n.endsWith('.deleted')) {
         // KRaft snapshots pending deletion are the metadata log's business (Kafka skips them too).
         if (n.endsWith('.checkpoint.deleted')) continue;
-        this.remove(n);
+        this.remove(n, false);
         removed.add(n);
       } else if (STALE_INDEX_TMP_RE.test(n) && parseBaseOffset(n) !== undefined) {
         // logtool's own index rebuild output, left by a crash before its rename.
-        this.remove(n);
+        this.remove(n, false);
         removed.add(n);
       } else if (n.endsWith('.cleaned')) {
         cleaned.push(n);
@@ -277,7 +287,7 @@ class LogLoader {
       } else keptSwaps.push(s);
     }
     for (const c of cleaned) {
-      this.remove(c);
+      this.remove(c, false);
       removed.add(c);
     }
     const logSwaps = keptSwaps.filter((s) => s.endsWith(`${LOG_SUFFIX}${SWAP}`) && parseBaseOffset(s) !== undefined);
@@ -429,7 +439,8 @@ class LogLoader {
   private recover(segments: LogSegment[]): LoadResult {
     const { io, report, opts } = this;
     const markerPath = path.join(this.logDir, CLEAN_SHUTDOWN_FILE);
-    report.markerFound = io.stat(markerPath) !== undefined;
+    const markerContent = readCleanShutdownMarker(io, this.logDir);
+    report.markerFound = markerContent !== undefined;
     if (report.markerFound && !this.dryRun) {
       // Kafka deletes the marker as soon as it sees it (KAFKA-10471); the directory fsync makes
       // the deletion durable before this writer changes anything, so a crash cannot revive it.
@@ -478,6 +489,7 @@ class LogLoader {
       if (problems.length > 0 && !tasks.has(seg)) tasks.set(seg, { seg, dropsLater: false });
     }
 
+    report.segmentsNotChecked = segments.filter((s) => !tasks.has(s)).map((s) => finalName(s.logPath));
     const ordered = segments.filter((s) => tasks.has(s));
     const bytesTotal = ordered.reduce((n, s) => n + s.size, 0);
     let bytesBefore = 0;
@@ -579,7 +591,7 @@ class LogLoader {
       report.swapsCompleted.length > 0 ||
       report.indexProblems.length > 0;
     const recoveryPoint = trusted ? nextOffset : Math.min(recoveryPointFromCheckpoint, nextOffset);
-    return { segments, logStartOffset, nextOffset, recoveryPoint, report };
+    return { segments, logStartOffset, nextOffset, recoveryPoint, report, markerContent };
   }
 
   // -------------------------------------------------------------------------------------------

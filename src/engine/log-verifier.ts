@@ -10,6 +10,8 @@ import type { Log } from './log.js';
 import { LogtoolError } from './errors.js';
 import { verifySegmentIndexes } from './index-verifier.js';
 import { entryRecords } from './format/entry-records.js';
+import { indexFileProblems } from './index-sanity.js';
+import { TXN_INDEX_SUFFIX, segmentFileName } from './segment.js';
 
 export interface VerifyProblem {
   file: string;
@@ -92,6 +94,11 @@ export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
       if (!add({ file: seg.logPath, position: scanner.end.position, message: `${what}: ${scanner.end.reason}` })) return report;
     }
     if (!opts.skipIndexes) {
+      // Missing or insane index files, by the rules recover (the loader) applies — unless a writer
+      // retired the segment since this reader opened it (its .log is gone by name too).
+      const txnIndex = path.join(path.dirname(seg.logPath), segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
+      const problems = seg.io.stat(seg.logPath) ? indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset) : [];
+      for (const p of problems) if (!add({ file: p.file, position: p.position, message: p.reason })) return report;
       report.indexEntries += seg.offsetIndex.entries + seg.timeIndex.entries;
       for (const m of verifySegmentIndexes(seg)) if (!add({ file: m.file, entry: m.entry, message: m.message })) return report;
       seg.releaseIndexes();

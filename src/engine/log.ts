@@ -15,16 +15,15 @@ import { validateClientBatch } from './format/batch-validator.js';
 import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
 import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
 import {
-  CLEAN_SHUTDOWN_FILE,
   LOG_START_OFFSET_CHECKPOINT,
   RECOVERY_POINT_CHECKPOINT,
   formatOffsetCheckpoint,
-  parseOffsetCheckpoint,
-  readOffsetCheckpoint,
+  parseOffsetCheckpointTolerant,
+  readOffsetCheckpointTolerant,
+  restoreCleanShutdownMarker,
   rewriteFileAsync,
   tpKey,
-  writeOffsetCheckpoint,
-  writeFileAtomic,
+  updateOffsetCheckpoint,
 } from './checkpoint.js';
 import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
@@ -198,6 +197,8 @@ export class Log {
   private closed = false;
   private readonly onWarning: (w: LogWarning) => void;
   readonly loadReport: LoadReport;
+  /** The clean-shutdown marker's content when this log opened (kept when close restores it). */
+  private readonly markerAtOpen: Buffer | undefined;
 
   private constructor(init: {
     dir: string;
@@ -212,6 +213,7 @@ export class Log {
     recoveryPoint: number;
     onWarning: (w: LogWarning) => void;
     loadReport: LoadReport;
+    markerAtOpen?: Buffer;
     thoroughFlushIntervalMs?: number;
     retentionCheckIntervalMs?: number;
     cleanerCheckIntervalMs?: number;
@@ -231,6 +233,7 @@ export class Log {
     this.lastCheckpointedRecoveryPoint = init.recoveryPoint;
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
+    this.markerAtOpen = init.markerAtOpen;
     const active = this.segments[this.segments.length - 1];
     this.flushedPos = { offset: init.nextOffset, segment: active?.baseOffset ?? init.nextOffset, position: active?.size ?? 0 };
     if (!this.readOnly) {
@@ -301,6 +304,7 @@ export class Log {
         recoveryPoint: loaded.recoveryPoint,
         onWarning,
         loadReport: loaded.report,
+        markerAtOpen: loaded.markerContent,
         thoroughFlushIntervalMs: options.thoroughFlushIntervalMs,
         retentionCheckIntervalMs: options.retentionCheckIntervalMs,
         cleanerCheckIntervalMs: options.cleanerCheckIntervalMs,
@@ -710,11 +714,7 @@ export class Log {
     const tp = this.topicPartition;
     const rp = this.recoveryPoint;
     const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
-    DirectoryLock.withLock(this.logDir, () => {
-      const cp = readOffsetCheckpointTolerant(this.io, file);
-      cp.set(tpKey(tp.topic, tp.partition), rp);
-      writeOffsetCheckpoint(this.io, file, cp);
-    });
+    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), rp));
     this.lastCheckpointedRecoveryPoint = rp;
   }
 
@@ -725,14 +725,7 @@ export class Log {
     const file = path.join(this.logDir, LOG_START_OFFSET_CHECKPOINT);
     const lso = this.logStartOffset;
     const needed = lso > this.segments[0]!.baseOffset;
-    DirectoryLock.withLock(this.logDir, () => {
-      const cp = readOffsetCheckpointTolerant(this.io, file);
-      const key = tpKey(tp.topic, tp.partition);
-      if (needed) cp.set(key, lso);
-      else if (!cp.has(key)) return;
-      else cp.delete(key);
-      writeOffsetCheckpoint(this.io, file, cp);
-    });
+    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), needed ? lso : undefined));
   }
 
   /**
@@ -1053,11 +1046,7 @@ export class Log {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
     const file = path.join(this.logDir, CLEANER_OFFSET_CHECKPOINT);
-    DirectoryLock.withLock(this.logDir, () => {
-      const cp = readOffsetCheckpointTolerant(this.io, file);
-      cp.set(tpKey(tp.topic, tp.partition), offset);
-      writeOffsetCheckpoint(this.io, file, cp);
-    });
+    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), offset));
   }
 
   /**
@@ -1215,27 +1204,9 @@ export class Log {
     }
   }
 
-  /**
-   * Kafka's marker covers a whole log directory: a broker that finds it trusts every partition
-   * there. So logtool writes it on close only when it cannot vouch for a partition it did not
-   * close: when the marker was there when this log opened (this close restores the state the
-   * other partitions were in), or when this is the only partition of the directory — and in both
-   * cases only if no sibling partition is held by another writer. Repairing one partition of a
-   * crashed broker's directory therefore never makes Kafka skip recovery of the others.
-   */
+  /** The clean-shutdown marker on close: whether, and with what content, is checkpoint.ts's rule. */
   private writeCleanShutdownMarker(): void {
-    let siblings: string[] = [];
-    try {
-      siblings = this.io.readdir(this.logDir).filter((n) => parseTopicPartition(n) !== undefined && path.join(this.logDir, n) !== this.dir);
-    } catch {
-      return;
-    }
-    if (!this.loadReport.markerFound && siblings.some((s) => this.io.stat(path.join(this.logDir, s))?.isDirectory)) return;
-    for (const s of siblings) {
-      const p = path.join(this.logDir, s);
-      if (this.io.stat(p)?.isDirectory && DirectoryLock.isHeld(p)) return;
-    }
-    writeFileAtomic(this.io, path.join(this.logDir, CLEAN_SHUTDOWN_FILE), '');
+    restoreCleanShutdownMarker(this.io, this.dir, this.loadReport.markerFound ? (this.markerAtOpen ?? Buffer.alloc(0)) : undefined);
   }
 
   /** Simulates a crash for tests: drops locks and fds without flushing or trimming. */
@@ -1253,23 +1224,5 @@ export class Log {
 
   get isClosed(): boolean {
     return this.closed;
-  }
-}
-
-/** A checkpoint file another tool mangled must not stop a writer; it is rewritten whole. */
-export function readOffsetCheckpointTolerant(io: FileIO, file: string): Map<string, number> {
-  try {
-    return readOffsetCheckpoint(io, file);
-  } catch {
-    return new Map();
-  }
-}
-
-/** readOffsetCheckpointTolerant of bytes already read. */
-function parseOffsetCheckpointTolerant(data: Buffer | undefined, file: string): Map<string, number> {
-  try {
-    return parseOffsetCheckpoint(data, file);
-  } catch {
-    return new Map();
   }
 }

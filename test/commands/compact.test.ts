@@ -21,6 +21,7 @@ import { Log } from '../../src/engine/log.js';
 import { realIO, type FileIO } from '../../src/engine/io.js';
 import { engineEntry, ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { makeKeyedLog, readRecordLines } from '../helpers/compact-logs.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
@@ -38,27 +39,8 @@ function hashTree(root: string): Record<string, string> {
   return out;
 }
 
-/** A log of `count` single-record batches with keys k0..k{keys-1}; returns its directory. */
-async function makeLog(name: string, count: number, keys: number, opts: { keyless?: number[]; segmentBytes?: number; ts?: (i: number) => number } = {}): Promise<string> {
-  const dir = path.join(makeTempDir('logtool-compact-'), name);
-  const log = Log.open(dir, { config: { flushMode: 'async', segmentBytes: opts.segmentBytes ?? 400 } });
-  for (let i = 0; i < count; i++) {
-    const key = opts.keyless?.includes(i) ? null : Buffer.from(`k${i % keys}`);
-    await log.append([{ key, value: Buffer.from(`v${i}`), timestamp: opts.ts ? opts.ts(i) : T0 + i }]);
-  }
-  await log.close();
-  return dir;
-}
-
-/** Every record as offset|key|value (read in-process: spawning the CLI for each check is slow). */
-function readLines(dir: string): string[] {
-  const log = Log.open(dir, { readOnly: true });
-  try {
-    return [...log.read()].map((r) => `${r.offset}|${r.key?.toString() ?? null}|${r.value?.toString() ?? null}`);
-  } finally {
-    void log.close();
-  }
-}
+const makeLog = makeKeyedLog;
+const readLines = readRecordLines;
 
 /** Latest record per key below `upTo`, plus everything from `upTo` on. */
 function model(lines: string[], upTo: number): string[] {

@@ -466,6 +466,12 @@ export class CrashFS implements FileIO {
     this.emit({ e: 'rename', from, to });
   }
 
+  /** The model has no hard links: refused as across file systems, so callers copy (through this FS). */
+  link(from: string, to: string): void {
+    this.tick('link', path.resolve(from));
+    throw fsError('EXDEV', path.resolve(to), `link to ${from}`);
+  }
+
   unlink(p: string): void {
     p = path.resolve(p);
     this.tick('unlink', p);

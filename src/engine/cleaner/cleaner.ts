@@ -32,8 +32,8 @@ import { LogSegment, LOG_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName, type Appende
 import type { LogConfig } from '../config.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
 import { CONTROL_ABORT, CONTROL_COMMIT, controlType, emptyBatch, rebuildBatch, RecordRefs, walkRecords, type Allocate } from './batch-records.js';
-import { CLEANED_SUFFIX, type RemovedFile, type StepHook } from './swap.js';
-import { writeFileDurable } from '../checkpoint.js';
+import { CLEANED_SUFFIX, SEGMENT_FILE_ORDER, type RemovedFile, type StepHook } from './swap.js';
+import { removeQuietly, writeFileDurable } from '../checkpoint.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
 /** Kafka's producer.id.expiration.ms default: producers idle this long are no longer active. */
@@ -769,11 +769,24 @@ export class Cleaner {
       }
       this.changed = true;
       this.opts.onStep?.({ phase: 'cleaned-written', file: out.segment!.logPath });
-      const removed = this.log.replaceSegments(out.baseOffset, group, {
-        keepRemovedDir: this.opts.keepRemovedDir,
-        deleteDelayMs: this.opts.deleteDelayMs,
-        onStep: this.opts.onStep,
-      });
+      let removed: RemovedFile[];
+      try {
+        removed = this.log.replaceSegments(out.baseOffset, group, {
+          keepRemovedDir: this.opts.keepRemovedDir,
+          deleteDelayMs: this.opts.deleteDelayMs,
+          onStep: this.opts.onStep,
+        });
+      } catch (e) {
+        // A swap that never began (keep dir unusable, disk full) leaves its `.cleaned` output:
+        // remove it. Files already renamed to `.swap` are gone from those names; the loader
+        // completes or undoes such a swap.
+        try {
+          out.discard();
+        } catch {
+          // the swap's error is the one to report
+        }
+        throw e;
+      }
       this.report.removedFiles.push(...removed);
     }
     if (this.opts.dryRun && finalPass) {
@@ -911,16 +924,24 @@ export class Cleaner {
       return o;
     }
     const dir = this.opts.dryRun ? this.scratch(pass) : log.dir;
-    const seg = new LogSegment({
-      io: log.io,
-      dir,
-      baseOffset: base,
-      indexIntervalBytes: c.indexIntervalBytes,
-      maxIndexBytes: c.segmentIndexBytes,
-      writable: true,
-      create: true,
-      fileSuffix: this.opts.dryRun ? '' : CLEANED_SUFFIX,
-    });
+    const suffix = this.opts.dryRun ? '' : CLEANED_SUFFIX;
+    let seg: LogSegment;
+    try {
+      seg = new LogSegment({
+        io: log.io,
+        dir,
+        baseOffset: base,
+        indexIntervalBytes: c.indexIntervalBytes,
+        maxIndexBytes: c.segmentIndexBytes,
+        writable: true,
+        create: true,
+        fileSuffix: suffix,
+      });
+    } catch (e) {
+      // A segment half created (its .log made, an index not: a full disk) leaves no empty file.
+      for (const s of SEGMENT_FILE_ORDER) removeQuietly(log.io, path.join(dir, segmentFileName(base, s) + suffix));
+      throw e;
+    }
     const io = log.io;
     const scratchSegments = this.scratchSegments;
     const txnPath = path.join(dir, segmentFileName(base, TXN_INDEX_SUFFIX) + (this.opts.dryRun ? '' : CLEANED_SUFFIX));

@@ -12,6 +12,7 @@
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
+import { writeFileAtomic } from '../checkpoint.js';
 
 export const GENERATION_FILE = 'logtool.generation';
 
@@ -56,16 +57,8 @@ export function readGeneration(io: FileIO, dir: string): Generation {
 }
 
 function writeGeneration(io: FileIO, dir: string, value: number): void {
-  const file = path.join(dir, GENERATION_FILE);
-  const tmp = `${file}.tmp`;
   const data = Buffer.from(value % 2 === 1 ? `${value} ${process.pid}\n` : `${value}\n`);
-  const fd = io.open(tmp, 'w');
-  try {
-    io.write(fd, data, 0, data.length, 0);
-  } finally {
-    io.close(fd);
-  }
-  io.rename(tmp, file);
+  writeFileAtomic(io, path.join(dir, GENERATION_FILE), data, { durable: false });
 }
 
 /** Marks the start of a change; returns the token endChange needs. */

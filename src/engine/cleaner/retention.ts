@@ -122,13 +122,11 @@ export function segmentView(io: FileIO, seg: LogSegment): SegmentView {
  */
 export function retireSegmentFiles(io: FileIO, files: string[], keepDir: string | undefined, hook?: StepHook): { deleted: string[]; removed: RemovedFile[] } {
   const removed: RemovedFile[] = [];
-  for (const f of files) {
-    if (keepDir) {
-      const keptAt = keepAside(f, keepDir);
-      removed.push({ file: f, keptAt });
-      hook?.({ phase: 'kept-aside', file: keptAt });
-    } else removed.push({ file: f });
-  }
+  const kept = keepDir ? keepAside(io, files, keepDir) : [];
+  files.forEach((file, i) => {
+    removed.push({ file, keptAt: kept[i] });
+    if (keepDir) hook?.({ phase: 'kept-aside', file: kept[i] });
+  });
   const deleted: string[] = [];
   for (const f of files) {
     const to = f + DELETED_SUFFIX;

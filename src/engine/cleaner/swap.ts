@@ -1,6 +1,8 @@
 /**
  * Kafka's crash-safe segment replacement (LocalLog.replaceSegments, kafka-format.md §15.4):
  *
+ *   0. (logtool, --keep-removed) hard-link or copy every old file into the keep dir, durably, while
+ *      the swap can still be undone: an unusable keep dir fails the swap with nothing renamed;
  *   1. rename the new segment's files `.cleaned` → `.swap` (new segments in descending base-offset
  *      order; per segment: log, index, time index, txn index — Kafka's changeFileSuffixes order);
  *      then fsync the directory, so the swap files are durable before anything old goes away;
@@ -17,11 +19,10 @@
  * Live readers in other processes: every replacement bumps a generation file (seqlock, see
  * generation.ts) around steps 1–5, so a reader can tell that the directory changed under it.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { FileIO } from '../io.js';
+import { removeQuietly } from '../checkpoint.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from '../segment.js';
-import { LogtoolError } from '../errors.js';
 
 export const CLEANED_SUFFIX = '.cleaned';
 export const SWAP_SUFFIX = '.swap';
@@ -32,9 +33,9 @@ export const SEGMENT_FILE_ORDER = [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, 
 export type SwapPhase =
   /** (cleaner) the `.cleaned` segment is written and fsynced. */
   | 'cleaned-written'
+  | 'kept-aside'
   | 'cleaned-to-swap'
   | 'swap-durable'
-  | 'kept-aside'
   | 'old-to-deleted'
   | 'swap-to-final'
   | 'final-durable'
@@ -87,32 +88,87 @@ function existing(io: FileIO, dir: string, base: number, suffix: string): string
   return out;
 }
 
-/** Hard-links (or copies) a file into dir; returns the new path. Never overwrites. */
-export function keepAside(file: string, dir: string): string {
-  fs.mkdirSync(dir, { recursive: true });
-  // A later pass can replace a segment of the same name again: never overwrite an earlier copy.
-  let target = path.join(dir, path.basename(file));
-  for (let n = 1; fs.existsSync(target); n++) target = path.join(dir, `${path.basename(file)}.${n}`);
+/** Copy buffer for keeping a file aside where hard links are refused. */
+const KEEP_COPY_CHUNK_BYTES = 1 << 20;
+
+const linkRefused = (e: unknown): boolean => {
+  const code = ((e as { cause?: NodeJS.ErrnoException })?.cause ?? (e as NodeJS.ErrnoException))?.code;
+  return code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP';
+};
+
+/** Copies `from` to a new file `to` (never overwriting) in bounded chunks, then fdatasyncs it. */
+function copyFileDurable(io: FileIO, from: string, to: string): void {
+  const src = io.open(from, 'r');
   try {
-    fs.linkSync(file, target);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw new LogtoolError('io', `cannot keep a copy: ${code}`, { file: target }, { cause: e });
-    fs.copyFileSync(file, target, fs.constants.COPYFILE_EXCL);
-    const fd = fs.openSync(target, 'r');
+    const dst = io.open(to, 'wx');
     try {
-      fs.fsyncSync(fd);
+      const buf = Buffer.allocUnsafe(KEEP_COPY_CHUNK_BYTES);
+      for (let pos = 0; ; ) {
+        const n = io.read(src, buf, 0, buf.length, pos);
+        if (n <= 0) break;
+        io.write(dst, buf, 0, n, pos);
+        pos += n;
+      }
+      io.datasync(dst);
     } finally {
-      fs.closeSync(fd);
+      io.close(dst);
     }
+  } finally {
+    io.close(src);
   }
-  return target;
+}
+
+/**
+ * Hard-links (or, across file systems, copies) each file into dir through the I/O layer and makes
+ * the new names durable; returns the new paths in order. Never overwrites: a later pass can
+ * replace a segment of the same name again. If any file cannot be kept, the copies made so far are
+ * removed and the error (naming the path under dir) is thrown, so nothing is half-kept.
+ */
+export function keepAside(io: FileIO, files: string[], dir: string): string[] {
+  const kept: string[] = [];
+  try {
+    io.mkdirp(dir);
+    for (const file of files) {
+      let target = path.join(dir, path.basename(file));
+      for (let n = 1; io.stat(target); n++) target = path.join(dir, `${path.basename(file)}.${n}`);
+      try {
+        io.link(file, target);
+      } catch (e) {
+        if (!linkRefused(e)) throw e;
+        try {
+          copyFileDurable(io, file, target);
+        } catch (copyError) {
+          removeQuietly(io, target);
+          throw copyError;
+        }
+      }
+      kept.push(target);
+    }
+    io.syncDir(dir);
+    return kept;
+  } catch (e) {
+    for (const k of kept) removeQuietly(io, k);
+    throw e;
+  }
 }
 
 export function swapSegments(req: SwapRequest): SwapResult {
   const { io, dir, hook } = req;
   const step = (phase: SwapPhase, file?: string) => hook?.({ phase, file });
   const newBases = [...req.newBases].sort((a, b) => a - b);
+  // 0. Copies kept aside (durably) before the swap can no longer be undone: from step 1 on the next
+  //    open may complete it, so a keep dir that cannot take the copies must fail the swap here,
+  //    with every old file still in place.
+  const removed: RemovedFile[] = [];
+  const old = [...req.old].sort((a, b) => a.baseOffset - b.baseOffset);
+  const oldFiles = old.flatMap((seg) => seg.files);
+  if (req.keepDir) {
+    const kept = keepAside(io, oldFiles, req.keepDir);
+    oldFiles.forEach((file, i) => {
+      removed.push({ file, keptAt: kept[i] });
+      step('kept-aside', kept[i]);
+    });
+  } else for (const file of oldFiles) removed.push({ file });
   // 1. .cleaned → .swap, newest segment first.
   for (const base of [...newBases].reverse()) {
     for (const f of existing(io, dir, base, CLEANED_SUFFIX)) {
@@ -123,18 +179,6 @@ export function swapSegments(req: SwapRequest): SwapResult {
   }
   io.syncDir(dir);
   step('swap-durable');
-  // Copies kept aside before anything old leaves its name, so a crash cannot lose them.
-  const removed: RemovedFile[] = [];
-  const old = [...req.old].sort((a, b) => a.baseOffset - b.baseOffset);
-  for (const seg of old) {
-    for (const f of seg.files) {
-      if (req.keepDir) {
-        const keptAt = keepAside(f, req.keepDir);
-        removed.push({ file: f, keptAt });
-        step('kept-aside', keptAt);
-      } else removed.push({ file: f });
-    }
-  }
   // 2. old files → .deleted.
   const deleted: string[] = [];
   for (const seg of old) {

@@ -148,24 +148,31 @@ export class LogReader {
       lastOffset = first.value.lastOffset;
       it.return(undefined);
       // Last batch: start from the last index entry, then scan to the end. An entry that does not
-      // point at a batch of this segment is a damaged index: a data problem naming the entry.
+      // point at a batch of this segment is a damaged index (or one a crash left ahead of a torn
+      // .log): a warning naming the entry — a data problem for the command — and a scan from the
+      // segment's start instead, so the summary stays true.
       const lastEntry = seg.offsetIndex.entries - 1;
       const floor = lastEntry >= 0 ? seg.offsetIndex.entry(lastEntry).position : 0;
-      const badEntry = (why: string) =>
-        new LogtoolError('corrupt', `offset index entry ${lastEntry} points at position ${floor}, ${why}; rebuild the index (logtool rebuild-index)`, {
-          file: seg.offsetIndex.path,
-          position: lastEntry * OFFSET_INDEX_ENTRY_BYTES,
-        });
-      if (floor < 0 || floor > seg.size) throw badEntry(`outside the ${seg.size}-byte segment`);
-      const tail = seg.scanner({ startPosition: floor });
-      let scanned = 0;
-      for (const e of tail.entries()) {
-        scanned++;
-        lastOffset = e.lastOffset;
-        const max = exactMaxTimestamp(e);
-        if (max > (maxTimestamp ?? -1)) maxTimestamp = max;
+      const scanTail = (from: number) => {
+        const tail = seg.scanner({ startPosition: from });
+        let scanned = 0;
+        for (const e of tail.entries()) {
+          scanned++;
+          lastOffset = e.lastOffset;
+          const max = exactMaxTimestamp(e);
+          if (max > (maxTimestamp ?? -1)) maxTimestamp = max;
+        }
+        return { scanned, end: tail.end };
+      };
+      const badEntry = (why: string) => {
+        this.warn({ file: seg.offsetIndex.path, position: lastEntry * OFFSET_INDEX_ENTRY_BYTES, message: `offset index entry ${lastEntry} points at position ${floor}, ${why}; rebuild the index (logtool rebuild-index)` });
+        scanTail(0);
+      };
+      if (floor < 0 || floor > seg.size) badEntry(`outside the ${seg.size}-byte segment`);
+      else {
+        const tail = scanTail(floor);
+        if (floor > 0 && tail.scanned === 0) badEntry(`which is not the start of a batch (${tail.end.kind === 'end' ? 'end of the segment' : tail.end.reason})`);
       }
-      if (floor > 0 && scanned === 0) throw badEntry(`which is not the start of a batch (${tail.end.kind === 'end' ? 'end of the segment' : tail.end.reason})`);
       const indexed = seg.timeIndex.lastEntry.timestamp;
       // Index entries are doubles: one beyond ±2^53 that equals the exact batch value once rounded is not larger.
       if (indexed > Number(maxTimestamp ?? -1)) maxTimestamp = seg.timeIndex.entries > 0 ? seg.timeIndex.exactTimestamp(seg.timeIndex.entries - 1) : indexed;

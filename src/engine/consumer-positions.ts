@@ -23,9 +23,8 @@
  * synchronous read + write, so waiting for it is bounded by one checkpoint write.
  * Reads take no lock: rename makes every read see a whole file.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import type { FileIO } from './io.js';
+import { realIO, type FileIO } from './io.js';
 import type { Log } from './log.js';
 import { LogtoolError } from './errors.js';
 import { DirectoryLock } from './lock.js';
@@ -118,11 +117,8 @@ export class ConsumerPositions {
 
   private withCommitLock<T>(fn: () => T): T {
     // Created once (O_CREAT without truncation) and never removed: every committer locks one inode.
-    try {
-      fs.closeSync(fs.openSync(this.lockFile, 'a'));
-    } catch (e) {
-      throw new LogtoolError('io', `cannot create lock file: ${(e as NodeJS.ErrnoException).code}`, { file: this.lockFile });
-    }
+    // Locks live on the default layer (realIO), as DirectoryLock's flock does.
+    realIO.close(realIO.open(this.lockFile, 'a'));
     return DirectoryLock.withLock(this.lockFile, fn);
   }
 

@@ -9,7 +9,10 @@
  * not depend on libuv's thread pool: with one thread and a fixed clock, a workload makes the same
  * calls in the same order on every run, and call k is the same call each time.
  */
+import fs from 'node:fs';
 import type { FileIO, FileStat } from '../../src/engine/io.js';
+import { Log } from '../../src/engine/log.js';
+import { runCli } from '../../src/program.js';
 import { nativeIO } from '../../src/engine/io.js';
 import { ioError } from '../../src/engine/errors.js';
 
@@ -155,4 +158,59 @@ export class FaultIO implements FileIO {
   rmdir(p: string): void {
     this.guard('rmdir', p, () => this.base.rmdir(p));
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the fault tests check after a run (fault-injection.test.ts, disk-full.test.ts)
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command line in-process through the program, output captured. */
+export async function cliInProcess(...argv: string[]): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  return { code, stdout, stderr };
+}
+
+/** One record as the fault tests compare them: offset, key and value. */
+export const showRecord = (r: { offset: number; key: Buffer | null; value: Buffer | null }): string =>
+  `${r.offset}|${r.key?.toString('utf8') ?? '∅'}|${r.value?.toString('utf8') ?? '∅'}`;
+
+/** NDJSON input lines as showRecord prints them once appended from `firstOffset`. */
+export function showNdjson(text: string, firstOffset: number): string[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      const o = JSON.parse(l) as { key: string | null; value: string | null };
+      return `${firstOffset + i}|${o.key ?? '∅'}|${o.value ?? '∅'}`;
+    });
+}
+
+export interface NextOpen {
+  /** The records the next open reads, before it appends. */
+  records: string[];
+  /** .cleaned/.swap/.deleted files left after the next open and close. */
+  leftovers: string[];
+  verify: CliRun;
+}
+
+/** The next open after a (failed) command: reads every record, appends one, closes, verifies. */
+export async function nextOpen(dir: string): Promise<NextOpen> {
+  const log = Log.open(dir, { onWarning: () => {} });
+  let records: string[];
+  try {
+    records = [...log.read()].map(showRecord);
+    const r = await log.append([{ key: Buffer.from('next'), value: Buffer.from('open') }]);
+    if (r.count !== 1) throw new Error(`the next open appended ${r.count} records, not 1`);
+  } finally {
+    await log.close();
+  }
+  const leftovers = fs.readdirSync(dir).filter((n) => /\.(cleaned|swap|deleted)$/.test(n));
+  return { records, leftovers, verify: await cliInProcess('verify', dir) };
 }

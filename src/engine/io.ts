@@ -210,7 +210,8 @@ export function removeTree(io: FileIO, dir: string): void {
   if (!st) return;
   if (!st.isDirectory) return io.unlink(dir);
   for (const name of io.readdir(dir)) removeTree(io, `${dir}/${name}`);
-  (io.rmdir ?? realIO.rmdir)(dir);
+  if (io.rmdir) io.rmdir(dir);
+  else realIO.rmdir(dir);
 }
 
 let current: FileIO = nativeIO;
@@ -236,9 +237,9 @@ export const realIO: Required<FileIO> = {
   stat: (p) => current.stat(p),
   syncDir: (p) => current.syncDir(p),
   utimes: (p, mtimeMs) => current.utimes(p, mtimeMs),
-  flock: (fd, mode) => (current.flock ?? nativeIO.flock)(fd, mode),
-  mkdtemp: (prefix) => (current.mkdtemp ?? nativeIO.mkdtemp)(prefix),
-  rmdir: (p) => (current.rmdir ?? nativeIO.rmdir)(p),
+  flock: (fd, mode) => (current.flock ? current.flock(fd, mode) : nativeIO.flock(fd, mode)),
+  mkdtemp: (prefix) => (current.mkdtemp ? current.mkdtemp(prefix) : nativeIO.mkdtemp(prefix)),
+  rmdir: (p) => (current.rmdir ? current.rmdir(p) : nativeIO.rmdir(p)),
 };
 
 /** Makes `io` the default layer until the returned function is called (tests only). */

@@ -973,7 +973,8 @@ export class Cleaner {
 
   private scratch(pass: number): string {
     const io = this.log.io;
-    this.scratchDir ??= (io.mkdtemp ?? realIO.mkdtemp)(path.join(os.tmpdir(), 'logtool-compact-dry-run-'));
+    const prefix = path.join(os.tmpdir(), 'logtool-compact-dry-run-');
+    this.scratchDir ??= io.mkdtemp ? io.mkdtemp(prefix) : realIO.mkdtemp(prefix);
     const d = path.join(this.scratchDir, `pass-${pass}`);
     io.mkdirp(d);
     return d;

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { ioError } from './errors.js';
+import { assert, ioError } from './errors.js';
 
 const require = createRequire(import.meta.url);
 const fsExt: { flockSync(fd: number, flags: 'ex' | 'exnb'): void } = require('fs-ext');
@@ -244,10 +244,13 @@ export const realIO: Required<FileIO> = {
 
 /** Makes `io` the default layer until the returned function is called (tests only). */
 export function installIO(io: FileIO): () => void {
-  const previous = current;
+  // One test layer at a time: overlapping installs (a timed-out test still running) would leave a
+  // stale layer installed when they are undone out of order.
+  assert(current === nativeIO, 'installIO: another file-I/O layer is installed');
   current = io;
   return () => {
-    current = previous;
+    assert(current === io, 'installIO: the layer to remove is not the installed one');
+    current = nativeIO;
   };
 }
 

@@ -35,6 +35,8 @@ const MAX_POINTS = Number(process.env.FAULT_POINTS ?? 30);
 const NOW_MS = Date.UTC(2026, 11, 1, 12, 0, 0);
 let clockMs = NOW_MS;
 const PARTITION = 't-0';
+/** A workload's whole run; a timed-out test would keep running beside the next one. */
+const WORKLOAD_TIMEOUT_MS = ALL ? 3_600_000 : 600_000;
 
 interface Run {
   code: number;
@@ -319,7 +321,7 @@ describe('every I/O call fails once', () => {
       summary.push(line);
       console.log(line);
       expect(failures, `seed ${SEED}: ${w.name}`).toEqual([]);
-    });
+    }, WORKLOAD_TIMEOUT_MS);
   }
 });
 

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliInProcess, nextOpen, showNdjson } from '../helpers/fault-io.js';
+import { acknowledged, cliInProcess, nextOpen, showNdjson } from '../helpers/fault-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
 const TMPFS_BYTES = 4 * 1024 * 1024;
@@ -72,6 +72,15 @@ async function reopen(dir: string): Promise<string[]> {
   return n.records;
 }
 
+/** A partition directory `dir` holding the NDJSON `records`; `input` is a scratch input file. */
+async function seedLog(dir: string, records: string, segmentBytes: number, segmentIndexBytes: number): Promise<{ dir: string; input: string }> {
+  const input = path.join(makeTempDir(), 'in.ndjson');
+  fs.writeFileSync(input, records);
+  const r = await cli('append', dir, '--input', input, '--segment-bytes', String(segmentBytes), '--segment-index-bytes', String(segmentIndexBytes));
+  expect(r.code, r.stderr).toBe(0);
+  return { dir, input };
+}
+
 /** The single error line of a failed command: exit 1, naming ENOSPC and a file on the mount. */
 function expectOneDiskFullError(r: { code: number; stderr: string }, mount: string): void {
   expect(r.code, r.stderr).toBe(1);
@@ -85,17 +94,14 @@ function expectOneDiskFullError(r: { code: number; stderr: string }, mount: stri
 describe('a real full disk (tmpfs)', () => {
   it('append fills the disk: acknowledged records survive, and appending continues once space is freed', async (ctx) => {
     if (!mountPoint) return ctx.skip(skipReason);
-    const dir = path.join(mountPoint, 'append-0');
-    const input = path.join(makeTempDir(), 'in.ndjson');
-    fs.writeFileSync(input, ndjson(50, 7));
-    expect((await cli('append', dir, '--input', input, '--segment-bytes', '65536', '--segment-index-bytes', '4096')).code).toBe(0);
+    const { dir, input } = await seedLog(path.join(mountPoint, 'append-0'), ndjson(50, 7), 65536, 4096);
     const before = showNdjson(ndjson(50, 7), 0);
     const big = ndjson(20_000, 7, 50); // ~4.5 MB: more than the mount holds
     fs.writeFileSync(input, big);
     const filler = fill(mountPoint, 600 * 1024);
     const r = await cli('append', dir, '--input', input, '--json', '--flush', 'sync', '--batch-records', '50');
     expectOneDiskFullError(r, mountPoint);
-    const acked = r.stdout.split('\n').filter((l) => l.trim()).reduce((n, l) => n + (JSON.parse(l) as { count: number }).count, 0);
+    const acked = acknowledged(r.stdout);
     expect(acked).toBeGreaterThan(0);
     fs.rmSync(filler);
     const records = await reopen(dir);
@@ -107,10 +113,7 @@ describe('a real full disk (tmpfs)', () => {
 
   it('compact fills the disk: nothing is lost, no .cleaned/.swap is left, and compaction completes once space is freed', async (ctx) => {
     if (!mountPoint) return ctx.skip(skipReason);
-    const dir = path.join(mountPoint, 'compact-0');
-    const input = path.join(makeTempDir(), 'in.ndjson');
-    fs.writeFileSync(input, ndjson(6000, 4000));
-    expect((await cli('append', dir, '--input', input, '--segment-bytes', '262144', '--segment-index-bytes', '8192')).code).toBe(0);
+    const { dir } = await seedLog(path.join(mountPoint, 'compact-0'), ndjson(6000, 4000), 262144, 8192);
     // The fault-free result, on a copy on the regular disk.
     const reference = path.join(makeTempDir(), 'compact-0');
     fs.cpSync(dir, reference, { recursive: true });

@@ -25,7 +25,7 @@ import { OffsetIndex } from '../../src/engine/index/offset-index.js';
 import { LogSegment } from '../../src/engine/segment.js';
 import { withIO } from '../../src/engine/io.js';
 import { runCli } from '../../src/program.js';
-import { FaultIO, mix, cliInProcess, nextOpen, showNdjson, type Fault, type NextOpen } from '../helpers/fault-io.js';
+import { FaultIO, acknowledged, mix, cliInProcess, nextOpen, showNdjson, type Fault, type NextOpen } from '../helpers/fault-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
 const SEED = Number(process.env.FAULT_SEED ?? 20261201);
@@ -187,21 +187,6 @@ function samplePoints(total: number): number[] {
   const keyed = all.map((k) => [mix(SEED ^ 0x5eed, k), k] as const).sort((a, b) => a[0] - b[0]);
   const picked = new Set([1, total, ...keyed.slice(0, MAX_POINTS - 2).map(([, k]) => k)]);
   return [...picked].sort((a, b) => a - b);
-}
-
-/**
- * Records acknowledged as stored by `append --json`: status `flushed` or `committed`. A `written`
- * acknowledgement (buffered mode) only says the batch is in the process's write buffer, which a
- * failing write loses with an error (README, Durability); it promises nothing after a failure.
- */
-function acknowledged(stdout: string): number {
-  let n = 0;
-  for (const line of stdout.split('\n')) {
-    if (!line.trim()) continue;
-    const ack = JSON.parse(line) as { count: number; status: string };
-    if (ack.status !== 'written') n += ack.count;
-  }
-  return n;
 }
 
 /**

@@ -177,6 +177,21 @@ export async function cliInProcess(...argv: string[]): Promise<CliRun> {
   return { code, stdout, stderr };
 }
 
+/**
+ * Records acknowledged as stored by `append --json`: status `flushed` or `committed`. A `written`
+ * acknowledgement (buffered mode) only says the batch is in the process's write buffer, which a
+ * failing write loses with an error (README, Durability); it promises nothing after a failure.
+ */
+export function acknowledged(stdout: string): number {
+  let n = 0;
+  for (const line of stdout.split('\n')) {
+    if (!line.trim()) continue;
+    const ack = JSON.parse(line) as { count: number; status: string };
+    if (ack.status !== 'written') n += ack.count;
+  }
+  return n;
+}
+
 /** One record as the fault tests compare them: offset, key and value. */
 export const showRecord = (r: { offset: number; key: Buffer | null; value: Buffer | null }): string =>
   `${r.offset}|${r.key?.toString('utf8') ?? '∅'}|${r.value?.toString('utf8') ?? '∅'}`;

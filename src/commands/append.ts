@@ -3,10 +3,10 @@
  * appended as they arrive in batches of at most --batch-records. With --json, one line per batch
  * once it is acknowledged under the flush mode.
  */
-import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Log } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
+import { realIO } from '../engine/io.js';
 import { parseCompression, compressionNames } from '../engine/format/compression.js';
 import type { RecordHeader, RecordInput, Timestamp } from '../engine/format/record-batch.js';
 import { Output } from '../render/output.js';
@@ -97,9 +97,9 @@ Examples:
           timestamp: opts.timestamp,
         });
       } else {
-        const stream = opts.input ? fs.createReadStream(opts.input) : process.stdin;
+        if (!opts.input) process.stdin.on('error', () => undefined); // surfaced by the iterator below
+        const stream = opts.input ? fileChunks(opts.input) : process.stdin;
         const source = opts.input ?? 'stdin';
-        stream.on('error', () => undefined); // surfaced by the iterator below
         await readLines(stream, source, async (line, lineNo) => {
           if (opts.lines) return appender.add({ key: null, value: Buffer.from(line, 'utf8'), timestamp: opts.timestamp });
           if (line.trim() === '') return;
@@ -194,8 +194,27 @@ function exactNumberText(line: string, name: string): string | undefined {
  * Splits a byte stream into lines and hands them on as they arrive; `onPause` runs whenever the
  * current chunk is used up, so a slow producer's records are appended without waiting for more.
  */
+/** Input file chunk size: what one read call asks for. */
+const INPUT_CHUNK_BYTES = 64 * 1024;
+
+/** An input file in chunks, read through the file-I/O layer like every other file. */
+async function* fileChunks(file: string): AsyncGenerator<Buffer> {
+  const fd = realIO.open(file, 'r');
+  try {
+    for (let position = 0; ; ) {
+      const buf = Buffer.allocUnsafe(INPUT_CHUNK_BYTES);
+      const n = realIO.read(fd, buf, 0, buf.length, position);
+      if (n <= 0) return;
+      position += n;
+      yield buf.subarray(0, n);
+    }
+  } finally {
+    realIO.close(fd);
+  }
+}
+
 export async function readLines(
-  stream: NodeJS.ReadableStream,
+  stream: AsyncIterable<Buffer | string>,
   source: string,
   onLine: (line: string, lineNo: number) => Promise<void> | void,
   onPause: () => Promise<void>,
@@ -203,7 +222,7 @@ export async function readLines(
   let carry = '';
   let lineNo = 0;
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+    for await (const chunk of stream) {
       const text = carry + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
       const parts = text.split('\n');
       carry = parts.pop() ?? '';

@@ -4,7 +4,6 @@
  * with --deep-iteration, key/payload with --print-data-log, index dumps with Kafka's checks, and
  * Kafka's stderr reports (mismatches, non-consecutive offsets, trailing bytes).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { realIO } from '../engine/io.js';
@@ -15,6 +14,7 @@ import { decodeLegacyEntryWithMetadata, type LegacyRecordWithMetadata } from '..
 import { compressionName } from '../engine/format/compression.js';
 import { hasDeleteHorizon, HEADER_PROBE_BYTES, isControl, isTransactional, LOG_OVERHEAD, MIN_ENTRY_SIZE, readInt64, type LogRecord } from '../engine/format/record-batch.js';
 import { entryCrcValid } from '../engine/log-reader.js';
+import { readSmallFile } from '../engine/checkpoint.js';
 import { LogSegment, parseBaseOffset } from '../engine/segment.js';
 import { Output } from '../render/output.js';
 import { parseInteger } from './shared.js';
@@ -176,12 +176,12 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
 
 /** The int32 size field of the entry at `position`, if the file holds it. */
 function entrySizeFieldAt(file: string, position: number): number | undefined {
-  const fd = fs.openSync(file, 'r');
+  const fd = realIO.open(file, 'r');
   try {
     const b = Buffer.alloc(4);
-    return fs.readSync(fd, b, 0, 4, position + 8) === 4 ? b.readInt32BE(0) : undefined;
+    return realIO.read(fd, b, 0, 4, position + 8) === 4 ? b.readInt32BE(0) : undefined;
   } finally {
-    fs.closeSync(fd);
+    realIO.close(fd);
   }
 }
 
@@ -198,13 +198,17 @@ function pushTo(map: Map<string, [number, number][]>, file: string, pair: [numbe
   map.set(file, list);
 }
 
+/** Index files address positions with int32s; a larger file is not an index to load whole. */
+const MAX_INDEX_FILE_BYTES = 0x7fffffff;
+
 /**
  * An index file's entries as Kafka's AbstractIndex opens it for DumpLogSegments: the whole file
  * (entries = length / entrySize, zero padding included); the dump itself stops at the first entry
  * after the first whose offset is the base offset.
  */
 function readIndexFile(file: string, entrySize: number): { buf: Buffer; entries: number } {
-  const buf = fs.readFileSync(file);
+  const buf = readSmallFile(realIO, file, MAX_INDEX_FILE_BYTES);
+  if (!buf) throw new LogtoolError('not-found', 'no such file', { file });
   return { buf, entries: Math.floor(buf.length / entrySize) };
 }
 
@@ -218,7 +222,7 @@ function firstBatchLastOffset(fd: number, logSize: number, position: number, max
   const end = Math.min(logSize, position + maxMessageSize);
   if (position < 0 || position >= end - HEADER_PROBE_BYTES) return -1;
   const h = Buffer.alloc(27);
-  const n = fs.readSync(fd, h, 0, 27, position);
+  const n = realIO.read(fd, h, 0, 27, position);
   if (n < HEADER_PROBE_BYTES) return -1;
   const size = h.readInt32BE(8);
   if (size < MIN_ENTRY_SIZE || position > end - LOG_OVERHEAD - size) return -1;
@@ -249,10 +253,10 @@ async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Output, mis
     return false;
   }
   const logPath = companionLog(file);
-  const fd = realIO.stat(logPath) ? fs.openSync(logPath, 'r') : undefined;
+  const fd = realIO.stat(logPath) ? realIO.open(logPath, 'r') : undefined;
   if (fd === undefined) process.stderr.write(`${logPath} is missing; index entries are printed without checking them\n`);
   try {
-    const logSize = fd === undefined ? 0 : fs.fstatSync(fd).size;
+    const logSize = fd === undefined ? 0 : realIO.fstat(fd).size;
     for (let i = 0; i < entries; i++) {
       if (out.closed) break;
       const e = entry(i);
@@ -269,7 +273,7 @@ async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Output, mis
       if (!opts.verifyIndexOnly) await out.line(`offset: ${e.offset} position: ${e.position}`);
     }
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    if (fd !== undefined) realIO.close(fd);
   }
   return fd === undefined;
 }

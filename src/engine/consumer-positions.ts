@@ -24,7 +24,7 @@
  * Reads take no lock: rename makes every read see a whole file.
  */
 import path from 'node:path';
-import type { FileIO } from './io.js';
+import { realIO, type FileIO } from './io.js';
 import type { Log } from './log.js';
 import { LogtoolError } from './errors.js';
 import { DirectoryLock } from './lock.js';
@@ -142,7 +142,8 @@ export class ConsumerPositions {
 
   private withCommitLock<T>(fn: () => T): T {
     // Created once (O_CREAT without truncation) and never removed: every committer locks one inode.
-    this.io.close(this.io.open(this.lockFile, 'a'));
+    // Locks live on the default layer (realIO), as DirectoryLock's flock does.
+    realIO.close(realIO.open(this.lockFile, 'a'));
     return DirectoryLock.withLock(this.lockFile, fn);
   }
 

@@ -1,7 +1,8 @@
 /**
  * The one file-I/O layer. Every byte the engine writes, every fsync, truncate and rename goes
  * through a FileIO, so that tests can substitute a recording layer that produces crash states
- * (what survives a power loss) or a slow one that stalls fsync. Production uses `realIO`.
+ * (what survives a power loss) or a slow one that stalls fsync. Production uses `realIO`, which forwards to `nativeIO`
+ * unless a test installed another layer (installIO).
  *
  * Reads and writes are synchronous on purpose: they hit the page cache and are cheaper than a
  * round trip through libuv's thread pool. fsync (of files and directories) is offered
@@ -10,7 +11,11 @@
  * opening, closing, and commands that have no concurrent callers.
  */
 import fs from 'node:fs';
-import { ioError, SymlinkError } from './errors.js';
+import { createRequire } from 'node:module';
+import { assert, ioError, SymlinkError } from './errors.js';
+
+const require = createRequire(import.meta.url);
+const fsExt: { flockSync(fd: number, flags: 'ex' | 'exnb'): void } = require('fs-ext');
 
 export interface FileStat {
   size: number;
@@ -49,6 +54,15 @@ export interface FileIO {
   /** Asynchronous syncDir, for the append path (group commit, thorough flush). */
   syncDirAsync(path: string): Promise<void>;
   utimes(path: string, mtimeMs: number): void;
+  /**
+   * flock(2) on an open fd ('ex' blocks, 'exnb' fails with EAGAIN/EWOULDBLOCK when held). Optional:
+   * a layer without it (an in-memory one) leaves locking to the default layer.
+   */
+  flock?(fd: number, mode: 'ex' | 'exnb'): void;
+  /** Creates a fresh directory `<prefix>XXXXXX` and returns its path. Optional as flock. */
+  mkdtemp?(prefix: string): string;
+  /** Removes an empty directory (missing is not an error). Optional as flock. */
+  rmdir?(path: string): void;
 }
 
 function toStat(s: fs.Stats): FileStat {
@@ -75,7 +89,8 @@ const NOFOLLOW_WRITE_FLAGS: Record<string, number> = (() => {
 const pathsByFd = new Map<number, string>();
 const pathOf = (fd: number): string => pathsByFd.get(fd) ?? `fd ${fd}`;
 
-export const realIO: FileIO = {
+/** The operating system's file calls. */
+export const nativeIO: Required<FileIO> = {
   open(path, flags) {
     const writeFlags = NOFOLLOW_WRITE_FLAGS[flags];
     try {
@@ -209,4 +224,90 @@ export const realIO: FileIO = {
       throw ioError(e, path, 'utimes');
     }
   },
+  flock(fd, mode) {
+    try {
+      fsExt.flockSync(fd, mode);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN' || code === 'EWOULDBLOCK') throw e; // the caller reports a held lock
+      throw ioError(e, pathOf(fd), 'flock');
+    }
+  },
+  mkdtemp(prefix) {
+    try {
+      return fs.mkdtempSync(prefix);
+    } catch (e) {
+      throw ioError(e, prefix, 'mkdtemp');
+    }
+  },
+  rmdir(path) {
+    try {
+      fs.rmdirSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw ioError(e, path, 'rmdir');
+    }
+  },
 };
+
+/** Removes a directory tree of files and directories (a scratch directory), through `io`. */
+export function removeTree(io: FileIO, dir: string): void {
+  const st = io.stat(dir);
+  if (!st) return;
+  if (!st.isDirectory) return io.unlink(dir);
+  for (const name of io.readdir(dir)) removeTree(io, `${dir}/${name}`);
+  if (io.rmdir) io.rmdir(dir);
+  else realIO.rmdir(dir);
+}
+
+let current: FileIO = nativeIO;
+
+/**
+ * The default layer everything uses unless given another: it forwards each call to the installed
+ * layer, nativeIO in production. Tests install a fault-injecting layer to run commands in-process
+ * (installIO/withIO); nothing in src installs one.
+ */
+export const realIO: Required<FileIO> = {
+  open: (p, flags) => current.open(p, flags),
+  close: (fd) => current.close(fd),
+  read: (fd, buf, offset, length, position) => current.read(fd, buf, offset, length, position),
+  write: (fd, buf, offset, length, position) => current.write(fd, buf, offset, length, position),
+  truncate: (fd, length) => current.truncate(fd, length),
+  fstat: (fd) => current.fstat(fd),
+  datasync: (fd) => current.datasync(fd),
+  datasyncAsync: (fd) => current.datasyncAsync(fd),
+  rename: (from, to) => current.rename(from, to),
+  unlink: (p) => current.unlink(p),
+  mkdirp: (p) => current.mkdirp(p),
+  readdir: (p) => current.readdir(p),
+  stat: (p) => current.stat(p),
+  link: (from, to) => current.link(from, to),
+  syncDir: (p) => current.syncDir(p),
+  syncDirAsync: (p) => current.syncDirAsync(p),
+  utimes: (p, mtimeMs) => current.utimes(p, mtimeMs),
+  flock: (fd, mode) => (current.flock ? current.flock(fd, mode) : nativeIO.flock(fd, mode)),
+  mkdtemp: (prefix) => (current.mkdtemp ? current.mkdtemp(prefix) : nativeIO.mkdtemp(prefix)),
+  rmdir: (p) => (current.rmdir ? current.rmdir(p) : nativeIO.rmdir(p)),
+};
+
+/** Makes `io` the default layer until the returned function is called (tests only). */
+export function installIO(io: FileIO): () => void {
+  // One test layer at a time: overlapping installs (a timed-out test still running) would leave a
+  // stale layer installed when they are undone out of order.
+  assert(current === nativeIO, 'installIO: another file-I/O layer is installed');
+  current = io;
+  return () => {
+    assert(current === io, 'installIO: the layer to remove is not the installed one');
+    current = nativeIO;
+  };
+}
+
+/** Runs `fn` (sync or async) with `io` as the default layer (tests only). */
+export async function withIO<T>(io: FileIO, fn: () => T | Promise<T>): Promise<T> {
+  const restore = installIO(io);
+  try {
+    return await fn();
+  } finally {
+    restore();
+  }
+}

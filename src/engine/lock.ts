@@ -1,14 +1,20 @@
 /**
  * One writer per partition: an exclusive, non-blocking flock(2) on the partition directory itself.
  * The kernel drops it when the holder dies (even by SIGKILL), so there is never a stale lock, and
- * no lock file is left in the directory to confuse Kafka. Readers take no lock.
+ * no lock file is left in the directory to confuse Kafka. Readers take no lock. The open, flock and
+ * close go through the default file-I/O layer (realIO), so that fault-injection tests reach them.
  */
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { LogtoolError } from './errors.js';
+import { realIO } from './io.js';
 
-const require = createRequire(import.meta.url);
-const fsExt: { flockSync(fd: number, flags: 'ex' | 'exnb' | 'sh' | 'shnb' | 'un'): void } = require('fs-ext');
+/** Closing is best effort on paths that already failed: the first error is the one reported. */
+function closeQuietly(fd: number): void {
+  try {
+    realIO.close(fd);
+  } catch {
+    // the fd is gone either way
+  }
+}
 
 export class DirectoryLock {
   private fd: number | undefined;
@@ -23,19 +29,20 @@ export class DirectoryLock {
   static acquire(dir: string, purpose = 'write to'): DirectoryLock {
     let fd: number;
     try {
-      fd = fs.openSync(dir, 'r');
+      fd = realIO.open(dir, 'r');
     } catch (e) {
-      throw new LogtoolError('not-found', `cannot open directory: ${(e as NodeJS.ErrnoException).code}`, { file: dir });
+      if (e instanceof LogtoolError && e.kind !== 'not-found') throw e;
+      throw new LogtoolError('not-found', 'cannot open directory: ENOENT', { file: dir });
     }
     try {
-      fsExt.flockSync(fd, 'exnb');
+      realIO.flock(fd, 'exnb');
     } catch (e) {
-      fs.closeSync(fd);
+      closeQuietly(fd);
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {
         throw new LogtoolError('lock', `another process holds the lock on this directory; cannot ${purpose} it now`, { file: dir });
       }
-      throw new LogtoolError('io', `flock failed: ${code}`, { file: dir });
+      throw e;
     }
     return new DirectoryLock(dir, fd);
   }
@@ -53,13 +60,17 @@ export class DirectoryLock {
 
   /** Blocking variant for short critical sections (checkpoint read-modify-write). */
   static withLock<T>(dir: string, fn: () => T): T {
-    const fd = fs.openSync(dir, 'r');
+    const fd = realIO.open(dir, 'r');
+    let result: T;
     try {
-      fsExt.flockSync(fd, 'ex');
-      return fn();
-    } finally {
-      fs.closeSync(fd); // closing drops the flock
+      realIO.flock(fd, 'ex');
+      result = fn();
+    } catch (e) {
+      closeQuietly(fd); // closing drops the flock; the first error is the one reported
+      throw e;
     }
+    realIO.close(fd);
+    return result;
   }
 
   /**
@@ -69,28 +80,33 @@ export class DirectoryLock {
    */
   static async withLockAsync<T>(dir: string, fn: () => T, pollMs = 2): Promise<T> {
     for (;;) {
-      const fd = fs.openSync(dir, 'r');
+      const fd = realIO.open(dir, 'r');
       try {
-        fsExt.flockSync(fd, 'exnb');
+        realIO.flock(fd, 'exnb');
       } catch (e) {
-        fs.closeSync(fd);
+        closeQuietly(fd);
         const code = (e as NodeJS.ErrnoException).code;
-        if (code !== 'EAGAIN' && code !== 'EWOULDBLOCK') throw new LogtoolError('io', `flock failed: ${code}`, { file: dir });
+        if (code !== 'EAGAIN' && code !== 'EWOULDBLOCK') throw e;
         await new Promise((r) => setTimeout(r, pollMs));
         continue;
       }
+      let result: T;
       try {
-        return fn();
-      } finally {
-        fs.closeSync(fd); // closing drops the flock
+        result = fn();
+      } catch (e) {
+        closeQuietly(fd); // closing drops the flock; the first error is the one reported
+        throw e;
       }
+      realIO.close(fd);
+      return result;
     }
   }
 
   release(): void {
     if (this.fd !== undefined) {
-      fs.closeSync(this.fd);
+      const fd = this.fd;
       this.fd = undefined;
+      realIO.close(fd);
     }
   }
 }

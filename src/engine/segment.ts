@@ -367,8 +367,14 @@ export class LogSegment {
     if (this.writable) this.onBecomeInactive();
     this.offsetIndexFile?.close();
     this.timeIndexFile?.close();
-    this.io.close(this.logFd);
+    this.closeLogFd();
+  }
+
+  /** close(2) releases the fd even when it fails: forget it first, so that it is never closed twice. */
+  private closeLogFd(): void {
+    const fd = this.logFd!;
     this.logFd = undefined;
+    this.io.close(fd);
   }
 
   /** Closes without trimming (a crash-like close, or a read-only segment). */
@@ -376,8 +382,7 @@ export class LogSegment {
     if (this.logFd === undefined) return;
     this.offsetIndexFile?.close();
     this.timeIndexFile?.close();
-    this.io.close(this.logFd);
-    this.logFd = undefined;
+    this.closeLogFd();
   }
 
   /** All file paths of this segment that exist. */

@@ -20,10 +20,9 @@
  * Memory: the offset map plus I/O buffers stay under `maxMemoryBytes`; nothing else grows with
  * the size of the log (per-producer state grows with the number of producer ids).
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FileIO } from '../io.js';
+import { realIO, removeTree, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from '../format/compression.js';
 import { Attr, RECORD_BATCH_OVERHEAD, readBatchHeader, writeInt64, type BatchHeader } from '../format/record-batch.js';
@@ -366,11 +365,17 @@ export class Cleaner {
   async run(): Promise<CleanReport> {
     const t0 = performance.now();
     this.sampleMemory();
+    let failed = true;
     try {
       await this.runRounds();
+      failed = false;
     } finally {
       for (const s of this.scratchSegments) s.closeQuietly();
-      if (this.scratchDir) fs.rmSync(this.scratchDir, { recursive: true, force: true });
+      try {
+        if (this.scratchDir) removeTree(this.log.io, this.scratchDir);
+      } catch (e) {
+        if (!failed) throw e; // otherwise the first failure is the one reported
+      }
       this.report.durationMs = Math.round(performance.now() - t0);
       this.sampleMemory();
     }
@@ -987,9 +992,11 @@ export class Cleaner {
   }
 
   private scratch(pass: number): string {
-    this.scratchDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'logtool-compact-dry-run-'));
+    const io = this.log.io;
+    const prefix = path.join(os.tmpdir(), 'logtool-compact-dry-run-');
+    this.scratchDir ??= io.mkdtemp ? io.mkdtemp(prefix) : realIO.mkdtemp(prefix);
     const d = path.join(this.scratchDir, `pass-${pass}`);
-    fs.mkdirSync(d, { recursive: true });
+    io.mkdirp(d);
     return d;
   }
 

@@ -158,8 +158,11 @@ export abstract class AbstractIndex {
 
   close(): void {
     if (this.fd !== undefined) {
-      this.io.close(this.fd);
+      // close(2) releases the descriptor even when it reports an error: never close it twice
+      // (a second close fails with EBADF, or closes a descriptor reused meanwhile).
+      const fd = this.fd;
       this.fd = undefined;
+      this.io.close(fd);
     }
   }
 

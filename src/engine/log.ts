@@ -1172,6 +1172,7 @@ export class Log {
       return;
     }
     this.closed = true; // refuses appends from here on
+    let firstError: unknown;
     try {
       if (!this.backgroundError) {
         await this.pipeline!.flushNow();
@@ -1186,13 +1187,27 @@ export class Log {
         if (this.logStartOffset > this.segments[0]!.baseOffset) this.writeLogStartOffset();
         this.writeCleanShutdownMarker();
       }
-    } finally {
-      this.pipeline?.close();
-      // Delayed removals of retired segments run now, under the lock: none outlives close().
-      this.runPendingDeletionsQuietly();
-      for (const s of this.segments) s.closeQuietly();
-      this.lock?.release();
+    } catch (e) {
+      firstError = e;
     }
+    // Whatever failed above, every descriptor is closed and the lock released; the first failure
+    // is the one reported.
+    this.pipeline?.close();
+    // Delayed removals of retired segments run now, under the lock: none outlives close().
+    this.runPendingDeletionsQuietly();
+    for (const s of this.segments) {
+      try {
+        s.closeQuietly();
+      } catch (e) {
+        firstError ??= e;
+      }
+    }
+    try {
+      this.lock?.release();
+    } catch (e) {
+      firstError ??= e;
+    }
+    if (firstError !== undefined) throw firstError;
   }
 
   /** runPendingDeletions for close: a failure is a warning (the next open removes `.deleted` files). */

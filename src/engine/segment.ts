@@ -377,12 +377,24 @@ export class LogSegment {
     this.io.close(fd);
   }
 
-  /** Closes without trimming (a crash-like close, or a read-only segment). */
+  /**
+   * Closes without trimming (a crash-like close, or a read-only segment). Every descriptor is
+   * closed even when an earlier close(2) fails; the first failure is thrown afterwards.
+   */
   closeQuietly(): void {
     if (this.logFd === undefined) return;
-    this.offsetIndexFile?.close();
-    this.timeIndexFile?.close();
-    this.closeLogFd();
+    let first: unknown;
+    const attempt = (fn: () => void) => {
+      try {
+        fn();
+      } catch (e) {
+        first ??= e;
+      }
+    };
+    attempt(() => this.offsetIndexFile?.close());
+    attempt(() => this.timeIndexFile?.close());
+    attempt(() => this.closeLogFd());
+    if (first !== undefined) throw first;
   }
 
   /** All file paths of this segment that exist. */

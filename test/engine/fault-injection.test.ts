@@ -74,23 +74,6 @@ interface Workload {
   input?: string[];
 }
 
-/**
- * Defects other engineers fix in their files (issue 10 notes): a fault point that fails only
- * because of one of them is reported as known instead of failing the test. Remove an entry when
- * its fix lands; the test then holds the fix in place.
- */
-function knownDefect(f: Fault, problems: string[]): string | undefined {
-  const all = problems.join('; ');
-  const only = (re: RegExp) => problems.every((p) => re.test(p));
-  if (f.call === 'close' && only(/holds the lock|another process/)) {
-    return 'Log.close(): a failing close(2) in LogSegment.closeQuietly aborts the finally block, so later segments stay open and the directory lock is never released (engineer 2, close())';
-  }
-  if (f.path.includes('logtool.generation') && /kept changing/.test(all) && only(/kept changing|verify exited/)) {
-    return 'a failed logtool.generation bump leaves the generation busy and the next writable open does not clear it; readers then fail after 10 s (engineer 4, generation.ts)';
-  }
-  return undefined;
-}
-
 async function cliOk(...argv: string[]): Promise<string> {
   const r = await cliInProcess(...argv);
   if (r.code !== 0 && r.code !== 3) throw new Error(`setup ${argv.join(' ')} exited ${r.code}: ${r.stderr}`);
@@ -247,7 +230,6 @@ describe('every I/O call fails once', () => {
       }
 
       const failures: string[] = [];
-      const known: string[] = [];
       let absorbed = 0;
       for (const k of points) {
         const dir = fresh(`run-${k}`);
@@ -295,14 +277,12 @@ describe('every I/O call fails once', () => {
         }
         if (problems.length > 0) {
           const line = `call ${k} (${f ? `${f.call} ${path.relative(root, f.path)} → ${f.kind}` : 'not made'}): ${problems.join('; ')}`;
-          const defect = f && knownDefect(f, problems);
-          if (defect) known.push(`${line} [known: ${defect}]`);
-          else failures.push(line);
-          console.log(`    ${defect ? 'known' : 'FAILED'}: ${line}`);
+          failures.push(line);
+          console.log(`    FAILED: ${line}`);
         }
         fs.rmSync(path.dirname(dir), { recursive: true, force: true });
       }
-      const line = `  ${w.name}: ${clean.calls} fault points, ${points.length} run, ${absorbed} absorbed with the fault-free result, ${known.length} known defects, ${failures.length} failures`;
+      const line = `  ${w.name}: ${clean.calls} fault points, ${points.length} run, ${absorbed} absorbed with the fault-free result, ${failures.length} failures`;
       summary.push(line);
       console.log(line);
       expect(failures, `seed ${SEED}: ${w.name}`).toEqual([]);

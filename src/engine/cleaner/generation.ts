@@ -7,8 +7,11 @@
  * it again, and retries unless both reads show the same even value (Log.openStable). Once open, a
  * reader holds file descriptors, so later renames and unlinks never affect what it reads.
  *
- * The file is advisory (no fsync): after a crash, an odd value whose pid is gone counts as idle.
- * Kafka ignores files it does not know in a partition directory.
+ * The file is advisory (no fsync): after a crash, an odd value whose pid is gone counts as idle,
+ * and so does an odd value of this process while it has no change of that directory in progress
+ * (an endChange whose write failed). A writable open, which holds the partition's writer lock and
+ * so excludes every change, ends such a stale odd value (endStaleChange). Kafka ignores files it
+ * does not know in a partition directory.
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
@@ -22,9 +25,12 @@ export interface Generation {
   busy: boolean;
 }
 
-function pidAlive(pid: number): boolean {
+/** Changes in progress in this process, by partition directory. */
+const changesInProgress = new Map<string, number>();
+
+function changeInProgress(pid: number, dir: string): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
+  if (pid === process.pid) return (changesInProgress.get(path.resolve(dir)) ?? 0) > 0;
   try {
     process.kill(pid, 0);
     return true;
@@ -53,7 +59,7 @@ export function readGeneration(io: FileIO, dir: string): Generation {
   const [v, pid] = text.trim().split(/\s+/);
   const value = Number(v);
   if (!Number.isSafeInteger(value)) return { value: 0, busy: false };
-  return { value, busy: value % 2 === 1 && pidAlive(Number(pid)) };
+  return { value, busy: value % 2 === 1 && changeInProgress(Number(pid), dir) };
 }
 
 function writeGeneration(io: FileIO, dir: string, value: number): void {
@@ -66,11 +72,32 @@ export function beginChange(io: FileIO, dir: string): number {
   const g = readGeneration(io, dir).value;
   const odd = g % 2 === 1 ? g + 2 : g + 1;
   writeGeneration(io, dir, odd);
+  const key = path.resolve(dir);
+  changesInProgress.set(key, (changesInProgress.get(key) ?? 0) + 1);
   return odd;
 }
 
 export function endChange(io: FileIO, dir: string, token: number): void {
+  const key = path.resolve(dir);
+  const n = (changesInProgress.get(key) ?? 1) - 1;
+  if (n > 0) changesInProgress.set(key, n);
+  else changesInProgress.delete(key);
   writeGeneration(io, dir, token + 1);
+}
+
+/**
+ * For a writable open (which holds the writer lock, so no change can be in progress): an odd
+ * generation left by a failed or crashed change becomes even again. Best effort: readers already
+ * treat it as idle once its process is gone or has no change in progress.
+ */
+export function endStaleChange(io: FileIO, dir: string): void {
+  const g = readGeneration(io, dir);
+  if (g.value % 2 === 0 || g.busy) return;
+  try {
+    writeGeneration(io, dir, g.value + 1);
+  } catch {
+    // a full disk: readers still see the value as idle (see readGeneration)
+  }
 }
 
 /** Blocks the thread for ms milliseconds (used between retries of a synchronous open). */

@@ -43,7 +43,7 @@ import { LostAndFound } from './lost-and-found.js';
 import { countingSink, scanAndIndex } from './index-rebuilder.js';
 import { checkOffsetIndex, checkTimeIndex, checkTxnIndex, truncateTxnIndex } from './index-sanity.js';
 import type { ScanEnd } from './file-records.js';
-import { beginChange, endChange, endStaleChange } from './cleaner/generation.js';
+import { beginChange, endChange } from './cleaner/generation.js';
 
 export interface TruncationReport {
   file: string;
@@ -218,7 +218,6 @@ class LogLoader {
 
   load(): LoadResult {
     if (this.opts.readOnly) return this.loadReadOnly();
-    if (!this.dryRun) endStaleChange(this.io, this.dir);
     try {
       const removed = this.resolveTempFiles();
       const segments = this.openSegments(removed);

@@ -16,6 +16,19 @@ function closeQuietly(fd: number): void {
   }
 }
 
+/** Runs fn on the open lock fd, then closes it (dropping the flock); the first error is the one reported. */
+function runLocked<T>(fd: number, fn: () => T): T {
+  let result: T;
+  try {
+    result = fn();
+  } catch (e) {
+    closeQuietly(fd);
+    throw e;
+  }
+  realIO.close(fd);
+  return result;
+}
+
 export class DirectoryLock {
   private fd: number | undefined;
   readonly dir: string;
@@ -61,16 +74,10 @@ export class DirectoryLock {
   /** Blocking variant for short critical sections (checkpoint read-modify-write). */
   static withLock<T>(dir: string, fn: () => T): T {
     const fd = realIO.open(dir, 'r');
-    let result: T;
-    try {
+    return runLocked(fd, () => {
       realIO.flock(fd, 'ex');
-      result = fn();
-    } catch (e) {
-      closeQuietly(fd); // closing drops the flock; the first error is the one reported
-      throw e;
-    }
-    realIO.close(fd);
-    return result;
+      return fn();
+    });
   }
 
   /**
@@ -90,15 +97,7 @@ export class DirectoryLock {
         await new Promise((r) => setTimeout(r, pollMs));
         continue;
       }
-      let result: T;
-      try {
-        result = fn();
-      } catch (e) {
-        closeQuietly(fd); // closing drops the flock; the first error is the one reported
-        throw e;
-      }
-      realIO.close(fd);
-      return result;
+      return runLocked(fd, fn);
     }
   }
 

@@ -160,3 +160,37 @@ describe('recovery on a full disk', () => {
     expect(readLines(dir)).toEqual(records);
   });
 });
+
+describe('a swap that fails part way through its .cleaned → .swap renames', () => {
+  // Found by FAULT_ALL=1 (compact, the rename of 00000000000000000000.index.cleaned failing after
+  // the .log's): the cleaner removed the remaining `.cleaned` files, so the next open found a lone
+  // `.log.swap`, completed the swap and paired the new .log with the old segment's indexes.
+  // Kafka's rule undoes a swap while any `.cleaned` file is left; the cleaner must leave them.
+  it.each(['.log.swap', '.index.swap'])('after %s: the next open undoes it, and the log verifies', async (renamed) => {
+    const dir = await makeLog(`partial-swap${renamed.replace(/\./g, '-')}-0`, 60, 3, { segmentBytes: 100_000 });
+    // One sealed segment to clean below a new active one:
+    const setup = Log.open(dir, {});
+    setup.roll();
+    await setup.append([{ key: Buffer.from('k0'), value: Buffer.from('last'), timestamp: 1_700_000_001_000 }]);
+    await setup.close();
+    const records = readLines(dir);
+    const log = Log.open(dir, {});
+    const failure = new Error('injected: rename failed');
+    await expect(
+      closeAfter(log, () =>
+        log.compact({
+          deleteDelayMs: 0,
+          onStep: (s) => {
+            if (s.phase === 'cleaned-to-swap' && s.file?.endsWith(renamed)) throw failure;
+          },
+        }),
+      ),
+    ).rejects.toBe(failure);
+    const reopened = Log.open(dir, {});
+    await reopened.close();
+    expect(readLines(dir)).toEqual(records);
+    const v = await cli('verify', dir, '--json');
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    expect(leftovers(dir)).toEqual([]);
+  });
+});

@@ -31,7 +31,7 @@ import { LogSegment, LOG_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName, type Appende
 import type { LogConfig } from '../config.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
 import { CONTROL_ABORT, CONTROL_COMMIT, controlType, emptyBatch, rebuildBatch, RecordRefs, walkRecords, type Allocate } from './batch-records.js';
-import { CLEANED_SUFFIX, SEGMENT_FILE_ORDER, type RemovedFile, type StepHook } from './swap.js';
+import { CLEANED_SUFFIX, SEGMENT_FILE_ORDER, swapBegun, type RemovedFile, type StepHook } from './swap.js';
 import { removeQuietly, writeFileDurable } from '../checkpoint.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
@@ -783,12 +783,14 @@ export class Cleaner {
         });
       } catch (e) {
         // A swap that never began (keep dir unusable, disk full) leaves its `.cleaned` output:
-        // remove it. Files already renamed to `.swap` are gone from those names; the loader
-        // completes or undoes such a swap.
-        try {
-          out.discard();
-        } catch {
-          // the swap's error is the one to report
+        // remove it. One whose renames began is the loader's to complete or undo (swapBegun): its
+        // remaining `.cleaned` files are what tells the loader to undo it.
+        if (!(typeof e === 'object' && e !== null && swapBegun.has(e))) {
+          try {
+            out.discard();
+          } catch {
+            // the swap's error is the one to report
+          }
         }
         throw e;
       }

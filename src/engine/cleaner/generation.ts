@@ -9,9 +9,8 @@
  *
  * The file is advisory (no fsync): after a crash, an odd value whose pid is gone counts as idle,
  * and so does an odd value of this process while it has no change of that directory in progress
- * (an endChange whose write failed). A writable open, which holds the partition's writer lock and
- * so excludes every change, ends such a stale odd value (endStaleChange). Kafka ignores files it
- * does not know in a partition directory.
+ * (an endChange whose write failed; the next change writes an even value again). Kafka ignores
+ * files it does not know in a partition directory.
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
@@ -83,21 +82,6 @@ export function endChange(io: FileIO, dir: string, token: number): void {
   if (n > 0) changesInProgress.set(key, n);
   else changesInProgress.delete(key);
   writeGeneration(io, dir, token + 1);
-}
-
-/**
- * For a writable open (which holds the writer lock, so no change can be in progress): an odd
- * generation left by a failed or crashed change becomes even again. Best effort: readers already
- * treat it as idle once its process is gone or has no change in progress.
- */
-export function endStaleChange(io: FileIO, dir: string): void {
-  const g = readGeneration(io, dir);
-  if (g.value % 2 === 0 || g.busy) return;
-  try {
-    writeGeneration(io, dir, g.value + 1);
-  } catch {
-    // a full disk: readers still see the value as idle (see readGeneration)
-  }
 }
 
 /** Blocks the thread for ms milliseconds (used between retries of a synchronous open). */

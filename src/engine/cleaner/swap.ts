@@ -88,6 +88,13 @@ function existing(io: FileIO, dir: string, base: number, suffix: string): string
   return out;
 }
 
+/**
+ * Errors thrown by swapSegments once its renames had begun. The caller must then leave the
+ * `.cleaned` files where they are: with any of them left, the loader undoes the swap (Kafka's
+ * rule); removing them would make the loader complete a half-renamed swap.
+ */
+export const swapBegun = new WeakSet<object>();
+
 /** Copy buffer for keeping a file aside where hard links are refused. */
 const KEEP_COPY_CHUNK_BYTES = 1 << 20;
 
@@ -169,37 +176,47 @@ export function swapSegments(req: SwapRequest): SwapResult {
       step('kept-aside', kept[i]);
     });
   } else for (const file of oldFiles) removed.push({ file });
-  // 1. .cleaned → .swap, newest segment first.
-  for (const base of [...newBases].reverse()) {
-    for (const f of existing(io, dir, base, CLEANED_SUFFIX)) {
-      const to = f.slice(0, -CLEANED_SUFFIX.length) + SWAP_SUFFIX;
-      io.rename(f, to);
-      step('cleaned-to-swap', to);
-    }
-  }
-  io.syncDir(dir);
-  step('swap-durable');
-  // 2. old files → .deleted.
+  // From the first rename on, the swap belongs to the loader: it undoes the swap while any
+  // `.cleaned` file is left and completes it otherwise. A failure from then on must leave every
+  // file as it is (swapBegun tells the caller not to remove the `.cleaned` output).
   const deleted: string[] = [];
-  for (const seg of old) {
-    for (const f of seg.files) {
-      const to = f + DELETED_SUFFIX;
-      io.rename(f, to);
-      deleted.push(to);
-      step('old-to-deleted', to);
+  let begun = false;
+  try {
+    // 1. .cleaned → .swap, newest segment first.
+    for (const base of [...newBases].reverse()) {
+      for (const f of existing(io, dir, base, CLEANED_SUFFIX)) {
+        const to = f.slice(0, -CLEANED_SUFFIX.length) + SWAP_SUFFIX;
+        io.rename(f, to);
+        begun = true;
+        step('cleaned-to-swap', to);
+      }
     }
-  }
-  // 3. .swap → final names, oldest first.
-  for (const base of newBases) {
-    for (const f of existing(io, dir, base, SWAP_SUFFIX)) {
-      const to = f.slice(0, -SWAP_SUFFIX.length);
-      io.rename(f, to);
-      step('swap-to-final', to);
+    io.syncDir(dir);
+    step('swap-durable');
+    // 2. old files → .deleted.
+    for (const seg of old) {
+      for (const f of seg.files) {
+        const to = f + DELETED_SUFFIX;
+        io.rename(f, to);
+        deleted.push(to);
+        step('old-to-deleted', to);
+      }
     }
+    // 3. .swap → final names, oldest first.
+    for (const base of newBases) {
+      for (const f of existing(io, dir, base, SWAP_SUFFIX)) {
+        const to = f.slice(0, -SWAP_SUFFIX.length);
+        io.rename(f, to);
+        step('swap-to-final', to);
+      }
+    }
+    // 4. make the renames durable.
+    io.syncDir(dir);
+    step('final-durable');
+  } catch (e) {
+    if (begun && typeof e === 'object' && e !== null) swapBegun.add(e);
+    throw e;
   }
-  // 4. make the renames durable.
-  io.syncDir(dir);
-  step('final-durable');
   // 5. physical removal.
   if (req.deleteNow) {
     for (const f of deleted) {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Log, realIO, type FileIO } from '../../src/engine/index.js';
 import { removeTempDirs, repoRoot, tempPartitionPath } from '../helpers/fixtures.js';
+import { beginChange, endChange } from '../../src/engine/cleaner/generation.js';
 
 afterAll(removeTempDirs);
 
@@ -236,7 +237,7 @@ describe('the sync append path never blocks the event loop (item 16)', () => {
       await w.close();
     })();
     // A change in progress by a live process (this one): odd generation with its pid.
-    fs.writeFileSync(path.join(dir, 'logtool.generation'), `1 ${process.pid}\n`);
+    const token = beginChange(realIO, dir);
     let settled = false;
     const opening = Log.openStable(dir, {}, 5000).finally(() => (settled = true));
     let ticks = 0;
@@ -245,7 +246,7 @@ describe('the sync append path never blocks the event loop (item 16)', () => {
     expect(settled).toBe(false);
     expect(ticks).toBeGreaterThan(1);
     clearInterval(timer);
-    fs.writeFileSync(path.join(dir, 'logtool.generation'), '2\n');
+    endChange(realIO, dir, token);
     const reader = await opening;
     expect([...reader.read()].length).toBe(1);
     await reader.close();

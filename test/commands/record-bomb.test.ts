@@ -56,6 +56,10 @@ function bombPartition(count: number): { dir: string; logFile: string; batchByte
   fs.mkdirSync(dir);
   const logFile = path.join(dir, '00000000000000000000.log');
   fs.writeFileSync(logFile, batch);
+  // Empty indexes, as a writer leaves them for a segment of one batch (a missing .index is a
+  // repair that verify reports).
+  fs.writeFileSync(path.join(dir, '00000000000000000000.index'), '');
+  fs.writeFileSync(path.join(dir, '00000000000000000000.timeindex'), '');
   return { dir, logFile, batchBytes: batch.length };
 }
 

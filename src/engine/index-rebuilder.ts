@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { FileIO } from './io.js';
 import { LogtoolError } from './errors.js';
 import { EntryScanner, type ScanEnd } from './file-records.js';
-import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segmentFileName } from './segment.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segmentFileName } from './segment-files.js';
 import { OffsetIndex, OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
 import { TimeIndex, TIME_INDEX_ENTRY_BYTES } from './index/time-index.js';
 import { readInt64, writeInt64 } from './format/record-batch.js';

@@ -36,7 +36,7 @@ import { LogtoolError } from './errors.js';
 import { DirectoryLock } from './lock.js';
 import type { LogConfig } from './config.js';
 import { parseTopicPartition, requireUnambiguousPartition, type TopicPartition } from './partition.js';
-import type { LogWarning } from './log.js';
+import type { LogWarning } from './log-types.js';
 import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCleanShutdownMarker, readOffsetCheckpoint, tpKey } from './checkpoint.js';
 import { LostAndFound } from './lost-and-found.js';

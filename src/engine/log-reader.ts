@@ -4,7 +4,7 @@
  * or corrupt entry with a warning naming the file and byte position.
  */
 import { LogtoolError } from './errors.js';
-import type { Log, LogWarning, SegmentInfo } from './log.js';
+import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from './segment.js';
 import { entryCrcValid, type LogEntry } from './file-records.js';
 import { decodeEntryRecords, entryRecords } from './format/entry-records.js';
@@ -37,10 +37,10 @@ export interface EntryWithSegment {
 }
 
 export class LogReader {
-  private readonly log: Log;
+  private readonly log: ReadableLog;
   private readonly warn: (w: LogWarning) => void;
 
-  constructor(log: Log, warn: (w: LogWarning) => void) {
+  constructor(log: ReadableLog, warn: (w: LogWarning) => void) {
     this.log = log;
     this.warn = warn;
   }
@@ -198,7 +198,7 @@ export { entryCrcValid };
 export { controlTypeOf };
 
 /** Reads below the log start offset fail, naming it (records there were deleted by retention or delete-records). */
-function belowLogStart(offset: number, log: Log): LogtoolError {
+function belowLogStart(offset: number, log: ReadableLog): LogtoolError {
   return new LogtoolError(
     'out-of-range',
     `offset ${offset} is below the log start offset ${log.logStartOffset}: earlier records were deleted (retention or delete-records); read from offset ${log.logStartOffset} or later`,

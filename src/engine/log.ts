@@ -10,7 +10,7 @@ import { resolveConfig, type FlushMode, type LogConfig } from './config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './partition.js';
 import { DirectoryLock } from './lock.js';
 import { LogSegment, type AppendedBatchInfo } from './segment.js';
-import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput, type Timestamp } from './format/record-batch.js';
+import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
 import { validateClientBatch } from './format/batch-validator.js';
 import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
 import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
@@ -36,12 +36,9 @@ import { swapSegments, type RemovedFile, type StepHook } from './cleaner/swap.js
 import { beginChange, endChange, readGeneration, sleepSync } from './cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from './cleaner/types.js';
 import { compactionSchedule, type CompactionSchedule } from './cleaner/schedule.js';
+import type { LogWarning, SegmentInfo } from './log-types.js';
 
-export interface LogWarning {
-  file: string;
-  position?: number;
-  message: string;
-}
+export type { LogWarning, SegmentInfo } from './log-types.js';
 
 export interface LogOptions {
   /** Topic configs for this open; merged over `logtool.properties` and the defaults. */
@@ -126,19 +123,6 @@ export interface LogPositions {
   checkpointedRecoveryPoint: number;
   /** The same three positions as byte totals since this open (monotonic across segments). */
   bytes: { written: number; committed: number; flushed: number };
-}
-
-export interface SegmentInfo {
-  baseOffset: number;
-  file: string;
-  sizeBytes: number;
-  firstOffset: number | undefined;
-  lastOffset: number | undefined;
-  /** Timestamps beyond ±2^53 are bigints (see Timestamp in format/record-batch.ts). */
-  firstTimestamp: Timestamp | undefined;
-  maxTimestamp: Timestamp | undefined;
-  indexEntries: number;
-  timeIndexEntries: number;
 }
 
 interface PendingBatch {

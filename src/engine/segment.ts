@@ -12,24 +12,9 @@ import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { decodeRecords, type LogRecord } from './format/record-batch.js';
 import { entryRecords } from './format/entry-records.js';
 import { scanAndIndex, writeIndexFiles } from './index-rebuilder.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_SUFFIXES, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from './segment-files.js';
 
-export const LOG_SUFFIX = '.log';
-export const INDEX_SUFFIX = '.index';
-export const TIME_INDEX_SUFFIX = '.timeindex';
-export const TXN_INDEX_SUFFIX = '.txnindex';
-export const SEGMENT_SUFFIXES = [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX] as const;
-
-export function segmentFileName(baseOffset: number, suffix: string): string {
-  return `${String(baseOffset).padStart(20, '0')}${suffix}`;
-}
-
-/** Base offset from a segment file name (digits before the first '.'), or undefined. */
-export function parseBaseOffset(fileName: string): number | undefined {
-  const m = /^(\d{1,20})\./.exec(fileName);
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
+export { LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, SEGMENT_SUFFIXES, segmentFileName, parseBaseOffset } from './segment-files.js';
 
 export interface SegmentOptions {
   io: FileIO;

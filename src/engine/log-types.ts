@@ -1,0 +1,34 @@
+/**
+ * Types shared by log.ts and the modules it uses (loader.ts, log-reader.ts), kept below all three
+ * so none of them imports log.ts for a type. log.ts re-exports LogWarning and SegmentInfo.
+ */
+import type { LogSegment } from './segment.js';
+import type { Timestamp } from './format/record-batch.js';
+
+export interface LogWarning {
+  file: string;
+  position?: number;
+  message: string;
+}
+
+export interface SegmentInfo {
+  baseOffset: number;
+  file: string;
+  sizeBytes: number;
+  firstOffset: number | undefined;
+  lastOffset: number | undefined;
+  /** Timestamps beyond ±2^53 are bigints (see Timestamp in format/record-batch.ts). */
+  firstTimestamp: Timestamp | undefined;
+  maxTimestamp: Timestamp | undefined;
+  indexEntries: number;
+  timeIndexEntries: number;
+}
+
+/** What a LogReader reads of its log (a Log satisfies it). */
+export interface ReadableLog {
+  readonly dir: string;
+  /** Ascending by base offset; the last one is active. */
+  readonly segments: readonly LogSegment[];
+  readonly activeSegment: LogSegment;
+  readonly logStartOffset: number;
+}

@@ -6,7 +6,9 @@
  *   1. rename the new segment's files `.cleaned` → `.swap` (new segments in descending base-offset
  *      order; per segment: log, index, time index, txn index — Kafka's changeFileSuffixes order);
  *      then fsync the directory, so the swap files are durable before anything old goes away;
- *   2. rename each old segment's files to `<name>.deleted`;
+ *   2. rename each old segment's files to `<name>.deleted`; then fsync the directory (logtool; Kafka
+ *      relies on renames reaching the disk in the order made, which nothing promises before a
+ *      directory fsync — see below);
  *   3. rename the `.swap` files to their final names;
  *   4. fsync the directory;
  *   5. remove the `.deleted` files (at once, or after file.delete.delay.ms by the caller).
@@ -14,7 +16,11 @@
  * A crash at any point is completed or undone by the loader (loader.ts, §10.1): `.cleaned` files
  * are deleted (undo); a `.swap` whose base is ≥ the lowest `.cleaned` base is deleted (undo of a
  * half-done step 1); remaining `.swap` files replace every old file in their offset range and are
- * renamed into place (completion of steps 2–3); `.deleted` files are removed.
+ * renamed into place (completion of steps 2–3); `.deleted` files are removed. The loader finds the
+ * range to clear only from `.log.swap` files, so a new `.log` under its final name must never be
+ * on disk while an old file in its range still has its own name: without the fsync after step 2
+ * a power loss can keep the rename of step 3 and lose one of step 2, and the loader (Kafka's
+ * rules) then keeps old and new segments side by side, overlapping.
  *
  * Live readers in other processes: every replacement bumps a generation file (seqlock, see
  * generation.ts) around steps 1–5, so a reader can tell that the directory changed under it.
@@ -37,6 +43,8 @@ export type SwapPhase =
   | 'cleaned-to-swap'
   | 'swap-durable'
   | 'old-to-deleted'
+  /** Directory fsync after step 2: every old file is `.deleted` before a `.swap` takes its final name. */
+  | 'deleted-durable'
   | 'swap-to-final'
   | 'final-durable'
   | 'deleted-removed'
@@ -202,6 +210,8 @@ export function swapSegments(req: SwapRequest): SwapResult {
         step('old-to-deleted', to);
       }
     }
+    io.syncDir(dir);
+    step('deleted-durable');
     // 3. .swap → final names, oldest first.
     for (const base of newBases) {
       for (const f of existing(io, dir, base, SWAP_SUFFIX)) {

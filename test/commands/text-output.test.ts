@@ -1,0 +1,144 @@
+/**
+ * Text output a terminal and a script can trust (issue 14), through the built CLI:
+ *
+ *  - keys, values and headers of any bytes, appended through the library, print as exactly one
+ *    line per record from `read`, with no control byte but the column tabs, no DEL and no C1
+ *    control, and the escapes name the exact bytes (a property test with fast-check);
+ *  - `--json` is never escaped.
+ */
+import { execFile } from 'node:child_process';
+import { isUtf8 } from 'node:buffer';
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Log } from '../../src/engine/index.js';
+import { escapeBytes } from '../../src/render/escape.js';
+import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { cli } from '../helpers/cli.js';
+
+beforeAll(() => ensureBuilt(), 120_000);
+afterAll(removeTempDirs);
+
+/** Runs the built CLI with stdout as raw bytes (a UTF-8 decode would hide invalid output). */
+function cliBytes(args: string[], env: Record<string, string | undefined> = { NO_COLOR: '1' }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [cliPath, ...args], { encoding: 'buffer', maxBuffer: 64 << 20, timeout: 60_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+      if (err && code === -1) reject(err);
+      else resolve({ code, stdout, stderr: stderr.toString('utf8') });
+    });
+  });
+}
+
+/** The inverse of escapeBytes: `\n \t \r \0 \\` and `\xNN` back to bytes. */
+function unescape(text: string): Buffer {
+  const parts: Buffer[] = [];
+  const short: Record<string, number> = { n: 0x0a, t: 0x09, r: 0x0d, '0': 0x00, '\\': 0x5c };
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '\\') continue;
+    parts.push(Buffer.from(text.slice(run, i), 'utf8'));
+    const c = text[i + 1]!;
+    if (c === 'x') {
+      parts.push(Buffer.from([parseInt(text.slice(i + 2, i + 4), 16)]));
+      i += 3;
+    } else {
+      if (!(c in short)) throw new Error(`unknown escape \\${c} in ${JSON.stringify(text)}`);
+      parts.push(Buffer.from([short[c]!]));
+      i += 1;
+    }
+    run = i + 1;
+  }
+  parts.push(Buffer.from(text.slice(run), 'utf8'));
+  return Buffer.concat(parts);
+}
+
+// Bytes that try hard to break a line or reach the terminal: line breaks, tabs, NUL, backslashes,
+// CSI and OSC sequences (7-bit and C1), DEL, invalid UTF-8, next to plain and non-ASCII text.
+const NASTY = [
+  '\n', '\r\n', '\r', '\t', '\0', '\\', '\\n', '\\x1b', '\x1b[31m', '\x1b[2J\x1b[H', '\x1b]0;title\x07', '\x1b[1A\x1b[K', '\x08', '\x0b', '\x0c', '\x7f', 'é', '✓', '😀', 'plain',
+].map((s) => Buffer.from(s, 'utf8'));
+NASTY.push(Buffer.from([0xc2, 0x9b, 0x33, 0x31, 0x6d]), Buffer.from([0xc2, 0x85]), Buffer.from([0x9b]), Buffer.from([0xff, 0xfe]), Buffer.from([0xe2, 0x82]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xc0, 0x8a]));
+
+const bytesArb = fc
+  .array(fc.oneof(fc.constantFrom(...NASTY), fc.uint8Array({ maxLength: 8 }).map((a) => Buffer.from(a))), { maxLength: 6 })
+  .map((parts) => Buffer.concat(parts));
+const nullable = fc.option(bytesArb, { nil: null, freq: 6 });
+const headerKeyArb = fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('\n', 'a\tb', '\x1b[2J', '\u009b31m', 'k\\'));
+const recordsArb = fc.array(
+  fc.record({ key: nullable, value: nullable, headers: fc.array(fc.record({ key: headerKeyArb, value: nullable }), { maxLength: 3 }) }),
+  { minLength: 1, maxLength: 25 },
+);
+
+describe('escapeBytes', () => {
+  it.each([
+    ['a\nb\tc\rd\0e\\f', 'a\\nb\\tc\\rd\\0e\\\\f'],
+    ['\x1b[31mred\x07', '\\x1b[31mred\\x07'],
+    ['del\x7f', 'del\\x7f'],
+    ['\u009b31m', '\\xc2\\x9b31m'],
+    ['héllo ✓', 'héllo ✓'],
+  ])('%j → %j', (input, expected) => {
+    expect(escapeBytes(Buffer.from(input, 'utf8'), true)).toBe(expected);
+  });
+
+  it('bytes that are not valid UTF-8 are \\xNN, valid characters around them stay', () => {
+    expect(escapeBytes(Buffer.from([0x68, 0xc3, 0xa9, 0xff, 0xe2, 0x82, 0x5c]))).toBe('hé\\xff\\xe2\\x82\\\\');
+    expect(escapeBytes(Buffer.from([0xed, 0xa0, 0x80, 0xc0, 0xaf]))).toBe('\\xed\\xa0\\x80\\xc0\\xaf'); // a surrogate, an overlong '/'
+  });
+});
+
+describe('read (text)', () => {
+  it('Control characters in keys and values never produce more than one line per record in text output', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(recordsArb, async (records) => {
+        const dir = path.join(makeTempDir('logtool-text-'), `t${run++}-0`);
+        const log = Log.open(dir, { rememberConfig: false });
+        try {
+          await log.append(records.map((r, i) => ({ ...r, timestamp: 1_700_000_000_000 + i })));
+        } finally {
+          await log.close();
+        }
+        const r = await cliBytes(['read', dir]);
+        expect(r.code).toBe(0);
+        const out = r.stdout;
+        expect(isUtf8(out)).toBe(true);
+        expect(out.includes(0x1b)).toBe(false); // no ESC at all
+        for (const b of out) expect(b >= 0x20 ? b !== 0x7f : b === 0x09 || b === 0x0a).toBe(true); // only column tabs and line ends
+        const text = out.toString('utf8');
+        expect(text).not.toMatch(/[\u0080-\u009f]/); // no C1 control
+        expect(text.endsWith('\n')).toBe(true);
+        const lines = text.slice(0, -1).split('\n');
+        expect(lines).toHaveLength(records.length);
+        lines.forEach((line, i) => {
+          const rec = records[i]!;
+          const cols = line.split('\t');
+          // offset, timestamp, key, value (and headers): data tabs are escaped, so the columns are exact.
+          expect(cols).toHaveLength(rec.headers.length > 0 ? 5 : 4);
+          expect(cols[0]).toBe(String(i));
+          for (const [col, bytes] of [[cols[2]!, rec.key], [cols[3]!, rec.value]] as const) {
+            if (bytes === null) expect(col).toBe('null');
+            else expect(unescape(col).equals(bytes)).toBe(true); // the escapes name the exact bytes
+          }
+        });
+      }),
+      { numRuns: 40 },
+    );
+  }, 180_000);
+
+  it('--json is not escaped: the exact strings', async () => {
+    const dir = path.join(makeTempDir('logtool-text-json-'), 't-0');
+    const log = Log.open(dir, { rememberConfig: false });
+    try {
+      await log.append([{ key: Buffer.from('k\n\\'), value: Buffer.from('v\x1b[31m\t'), headers: [{ key: 'h\r', value: Buffer.from('\u009b') }] }]);
+    } finally {
+      await log.close();
+    }
+    const r = await cli('read', dir, '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ key: 'k\n\\', value: 'v\x1b[31m\t', headers: [{ key: 'h\r', value: '\u009b' }] });
+    const text = await cli('read', dir);
+    expect(text.stdout).toMatch(/^0\t\S+\tk\\n\\\\\tv\\x1b\[31m\\t\th\\r=\\xc2\\x9b\n$/);
+  });
+});

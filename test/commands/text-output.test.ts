@@ -4,9 +4,11 @@
  *  - keys, values and headers of any bytes, appended through the library, print as exactly one
  *    line per record from `read`, with no control byte but the column tabs, no DEL and no C1
  *    control, and the escapes name the exact bytes (a property test with fast-check);
- *  - `--json` is never escaped.
+ *  - `--json` is never escaped;
+ *  - NO_COLOR turns colour off on a terminal, tables included (run under a pseudo-terminal with
+ *    `script`), and FORCE_COLOR decides as chalk documents it.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -21,7 +23,7 @@ beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
 /** Runs the built CLI with stdout as raw bytes (a UTF-8 decode would hide invalid output). */
-function cliBytes(args: string[], env: Record<string, string | undefined> = { NO_COLOR: '1' }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+function cliBytes(args: string[], env: Record<string, string | undefined> = { NO_COLOR: '1', FORCE_COLOR: undefined }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [cliPath, ...args], { encoding: 'buffer', maxBuffer: 64 << 20, timeout: 60_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
@@ -140,5 +142,63 @@ describe('read (text)', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ key: 'k\n\\', value: 'v\x1b[31m\t', headers: [{ key: 'h\r', value: '\u009b' }] });
     const text = await cli('read', dir);
     expect(text.stdout).toMatch(/^0\t\S+\tk\\n\\\\\tv\\x1b\[31m\\t\th\\r=\\xc2\\x9b\n$/);
+  });
+});
+
+/**
+ * Runs the built CLI on a pseudo-terminal (`script -qec`), so stdout and stderr are TTYs, with
+ * FORCE_COLOR and NO_COLOR unset unless `env` sets them. Returns what the terminal received.
+ */
+function onTerminal(args: string[], env: Record<string, string> = {}): { code: number; output: string } {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const base: Record<string, string | undefined> = { ...process.env, TERM: 'xterm-256color' };
+  delete base.FORCE_COLOR;
+  delete base.NO_COLOR;
+  const r = spawnSync('script', ['-qec', [process.execPath, cliPath, ...args].map(quote).join(' '), '/dev/null'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...base, ...env },
+  });
+  return { code: r.status ?? -1, output: r.stdout };
+}
+
+describe('colour', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = path.join(makeTempDir('logtool-colour-'), 't-0');
+    const log = Log.open(dir, { rememberConfig: false });
+    try {
+      await log.append([{ key: Buffer.from('k'), value: Buffer.from('v') }]);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('on a terminal a table has colour; with NO_COLOR=1 no ESC byte appears, tables included', () => {
+    const coloured = onTerminal(['segments', dir]);
+    expect(coloured.code).toBe(0);
+    expect(coloured.output).toContain('┌'); // the table, so the output really was a terminal
+    expect(coloured.output).toContain('\x1b[');
+    const plain = onTerminal(['segments', dir], { NO_COLOR: '1' });
+    expect(plain.code).toBe(0);
+    expect(plain.output).toContain('┌');
+    expect(plain.output).toMatch(/│ base offset │ bytes │/);
+    expect(plain.output).not.toContain('\x1b');
+    // Records and errors too.
+    expect(onTerminal(['read', dir], { NO_COLOR: '1' }).output).not.toContain('\x1b');
+    const err = onTerminal(['read', path.join(dir, 'missing')], { NO_COLOR: '1' });
+    expect(err.code).toBe(1);
+    expect(err.output).toMatch(/^error: /);
+  });
+
+  it('FORCE_COLOR as chalk documents: 0 turns colour off on a terminal, 1 turns it on in a pipe and wins over NO_COLOR', async () => {
+    expect(onTerminal(['segments', dir], { FORCE_COLOR: '0' }).output).not.toContain('\x1b');
+    const forced = await cliBytes(['read', dir], { NO_COLOR: undefined, FORCE_COLOR: '1' });
+    expect(forced.stdout.toString()).toContain('\x1b[');
+    const both = await cliBytes(['read', dir], { NO_COLOR: '1', FORCE_COLOR: '1' });
+    expect(both.stdout.toString()).toContain('\x1b[');
+    const piped = await cliBytes(['read', dir], { NO_COLOR: undefined, FORCE_COLOR: undefined });
+    expect(piped.stdout.toString()).not.toContain('\x1b');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (dist/cli.js, see build.ts) as a child process, with colour off. The async
+ * Runs the built CLI (dist/cli.js, see build.ts) as a child process, with colour off (NO_COLOR, no FORCE_COLOR). The async
  * form lets concurrent tests overlap their processes; the sync form suits sequential steps.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -11,7 +11,8 @@ export interface CliResult {
   stderr: string;
 }
 
-const baseEnv = (env: Record<string, string>) => ({ ...process.env, NO_COLOR: '1', CI: '1', ...env });
+// FORCE_COLOR would override NO_COLOR (as chalk documents): drop it so output is plain whatever the shell has.
+const baseEnv = (env: Record<string, string>) => ({ ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, CI: '1', ...env });
 
 /** Runs any program (the CLI via `cli`, a shell pipeline via `sh`); exit code instead of a throw. */
 export function run(file: string, args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliResult> {

@@ -6,7 +6,8 @@
  *    control, and the escapes name the exact bytes (a property test with fast-check);
  *  - `--json` is never escaped;
  *  - NO_COLOR turns colour off on a terminal, tables included (run under a pseudo-terminal with
- *    `script`), and FORCE_COLOR decides as chalk documents it.
+ *    `script`), and FORCE_COLOR decides as chalk documents it;
+ *  - under --json an error is one JSON object on stderr, never a plain line.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { isUtf8 } from 'node:buffer';
@@ -200,5 +201,41 @@ describe('colour', () => {
     expect(both.stdout.toString()).toContain('\x1b[');
     const piped = await cliBytes(['read', dir], { NO_COLOR: undefined, FORCE_COLOR: undefined });
     expect(piped.stdout.toString()).not.toContain('\x1b');
+  });
+});
+
+describe('errors under --json', () => {
+  const fields = ['kind', 'message', 'file', 'position', 'exitCode'];
+
+  it('read <missing dir> --json: stderr is one JSON line with kind, message, file, position, exitCode; exit 1', async () => {
+    const missing = path.join(makeTempDir('logtool-json-err-'), 'missing-0');
+    const r = await cli('read', missing, '--json');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.endsWith('\n')).toBe(true);
+    const lines = r.stderr.slice(0, -1).split('\n');
+    expect(lines).toHaveLength(1);
+    const { error } = JSON.parse(lines[0]!) as { error: Record<string, unknown> };
+    expect(Object.keys(error)).toEqual(fields);
+    expect(error).toEqual({ kind: 'not-found', message: 'no such directory', file: missing, position: null, exitCode: 1 });
+    // Without --json: the text line, as before.
+    const text = await cli('read', missing);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toBe(`error: ${missing}: no such directory\n`);
+  });
+
+  it('usage errors, those commander finds included, are the JSON object too: no plain line, no usage hint', async () => {
+    const dir = path.join(makeTempDir('logtool-json-usage-'), 't-0');
+    for (const [args, message] of [
+      [['read', dir, '--json', '--no-such-option'], "unknown option '--no-such-option'"],
+      [['read', '--json'], "missing required argument 'dir'"],
+      [['read', dir, '--json', '--encoding', 'latin1'], '--encoding must be utf8, base64 or hex, not "latin1"'],
+    ] as const) {
+      const r = await cli(...args);
+      expect(r.code, r.stderr).toBe(2);
+      const lines = r.stderr.split('\n').filter(Boolean);
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toEqual({ error: { kind: 'usage', message, file: null, position: null, exitCode: 2 } });
+    }
   });
 });

@@ -34,3 +34,22 @@ export function cliSync(...args: string[]): CliResult {
   const r = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', env: baseEnv({}) });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
+
+/**
+ * One stderr line of a failed command in the text form report() writes (`error: <file> at byte <n>:
+ * <message>`). Without --json (`json` false) the line must be that text line; with --json it must be
+ * the object `{"error":{"kind","message","file","position","exitCode"}}`, returned in the same text
+ * form. Undefined when the line is not an error in the form the command must use.
+ */
+export function errorLineText(line: string, json: boolean): string | undefined {
+  if (!json) return line.startsWith('error: ') ? line : undefined;
+  let e: { kind?: unknown; message?: unknown; file?: unknown; position?: unknown; exitCode?: unknown } | undefined;
+  try {
+    e = (JSON.parse(line) as { error?: typeof e }).error;
+  } catch {
+    return undefined;
+  }
+  if (!e || typeof e.message !== 'string' || typeof e.kind !== 'string' || typeof e.exitCode !== 'number') return undefined;
+  const where = typeof e.file !== 'string' ? '' : typeof e.position === 'number' ? `${e.file} at byte ${e.position}: ` : `${e.file}: `;
+  return `error: ${e.kind === 'internal' ? 'internal error: ' : ''}${where}${e.message}`;
+}

@@ -88,6 +88,23 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
     cmd.configureOutput(output);
     program.addCommand(cmd);
   }
+  // commander's own help command answers `help <unknown>` with the program's help and no word that
+  // the command is unknown; this one says so (exit 2) and otherwise behaves the same.
+  program.helpCommand(false);
+  const help = new Command('help')
+    .description('display help for command')
+    .argument('[command]', 'the command to describe')
+    .helpOption(false)
+    .exitOverride()
+    .showHelpAfterError(hint)
+    .configureOutput(output)
+    .action((name: string | undefined) => {
+      if (name === undefined) return program.outputHelp();
+      const cmd = program.commands.find((c) => c.name() === name || c.aliases().includes(name));
+      if (cmd) return cmd.outputHelp();
+      program.error(`error: unknown command '${name}'`, { exitCode: ExitCode.usage, code: 'commander.unknownCommand' });
+    });
+  program.addCommand(help);
   return program;
 }
 

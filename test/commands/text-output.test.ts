@@ -7,7 +7,8 @@
  *  - `--json` is never escaped;
  *  - NO_COLOR turns colour off on a terminal, tables included (run under a pseudo-terminal with
  *    `script`), and FORCE_COLOR decides as chalk documents it;
- *  - under --json an error is one JSON object on stderr, never a plain line.
+ *  - under --json an error is one JSON object on stderr, never a plain line;
+ *  - `help <unknown>` says the command is unknown (exit 2).
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { isUtf8 } from 'node:buffer';
@@ -237,5 +238,27 @@ describe('errors under --json', () => {
       expect(lines, r.stderr).toHaveLength(1);
       expect(JSON.parse(lines[0]!)).toEqual({ error: { kind: 'usage', message, file: null, position: null, exitCode: 2 } });
     }
+  });
+});
+
+describe('help', () => {
+  it('help nosuchcommand: exit 2, says the command is unknown, prints no help', async () => {
+    const r = await cli('help', 'nosuchcommand');
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: unknown command 'nosuchcommand'\n/);
+    expect(r.stderr).not.toContain('Usage:');
+  });
+
+  it('help, help <command> and help help still print help on stdout, exit 0', async () => {
+    const [all, read, help] = await Promise.all([cli('help'), cli('help', 'read'), cli('help', 'help')]);
+    for (const r of [all, read, help]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+    }
+    expect(all.stdout).toMatch(/^Usage: logtool \[options\] \[command\]/);
+    expect(all.stdout).toMatch(/\n {2}help \[command\] +display help for command\n/);
+    expect(read.stdout).toMatch(/^Usage: logtool read \[options\] <dir>/);
+    expect(help.stdout).toMatch(/^Usage: logtool help \[command\]/);
   });
 });

@@ -1,8 +1,8 @@
 /**
- * The logtool program: every command, and errors turned into one line on stderr (a JSON object under
- * --json) and a documented exit code (README, "Exit codes"); stack traces only with --debug. cli.ts runs it on the real
- * process; tests run it in-process (runCli with captured output), so that a command's own handler
- * runs with an injected file-I/O layer.
+ * The logtool program: every command, and errors turned into one line on stderr (a JSON object
+ * under --json) and a documented exit code (README, "Exit codes"); stack traces only with --debug.
+ * cli.ts runs it on the real process; tests run it in-process (runCli with captured output), so
+ * that a command's own handler runs with an injected file-I/O layer.
  */
 import { Command, CommanderError } from 'commander';
 import { LogtoolError, ExitCode } from './engine/errors.js';

@@ -18,7 +18,7 @@ const NEEDS_ESCAPE = /[\x00-\x1f\\\x7f-\x9f]/;
 
 const hex = (b: number): string => `\\x${b.toString(16).padStart(2, '0')}`;
 
-/** One ASCII byte (or a C1 code point's second byte) as its escape. */
+/** One ASCII control or backslash as its escape. */
 function escapeAscii(b: number): string {
   return SHORT[b] ?? hex(b);
 }

@@ -1,8 +1,8 @@
 /**
- * The logtool program: every command, and errors turned into one line on stderr and a documented
- * exit code (README, "Exit codes"); stack traces only with --debug. cli.ts runs it on the real
- * process; tests run it in-process (runCli with captured output), so that a command's own handler
- * runs with an injected file-I/O layer.
+ * The logtool program: every command, and errors turned into one line on stderr (a JSON object
+ * under --json) and a documented exit code (README, "Exit codes"); stack traces only with --debug.
+ * cli.ts runs it on the real process; tests run it in-process (runCli with captured output), so
+ * that a command's own handler runs with an injected file-I/O layer.
  */
 import { Command, CommanderError } from 'commander';
 import { LogtoolError, ExitCode } from './engine/errors.js';
@@ -14,36 +14,97 @@ import { segmentsCommand } from './commands/segments.js';
 import { dumpLogCommand } from './commands/dump-log.js';
 import { extraCommands } from './commands/registry.js';
 
-/** Writes an error as one line on stderr and returns the exit code it stands for. */
-export function report(err: unknown, debug: boolean): number {
-  const c = colours(process.stderr);
-  if (err instanceof LogtoolError) {
-    process.stderr.write(`${c.red('error:')} ${err.describe()}\n`);
-    if (debug && err.stack) process.stderr.write(`${err.stack}\n`);
-    return err.exitCode;
-  }
-  if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : ExitCode.usage;
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'EPIPE') return 0; // reader went away: end quietly
-  process.stderr.write(`${c.red('error:')} internal error: ${e?.message ?? String(err)} (run with --debug for details; please report it)\n`);
-  if (debug && e?.stack) process.stderr.write(`${e.stack}\n`);
-  return ExitCode.operational;
+/** What an error says, the same for the text line and the JSON object. */
+export interface ErrorReport {
+  kind: string;
+  message: string;
+  file: string | null;
+  position: number | null;
+  exitCode: number;
 }
 
-export function buildProgram(): Command {
+/** True when the command line asks for JSON (`--json` before any `--`): errors are then JSON too. */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+function describeError(err: unknown): ErrorReport {
+  if (err instanceof LogtoolError) return { kind: err.kind, message: err.message, file: err.file ?? null, position: err.position ?? null, exitCode: err.exitCode };
+  if (err instanceof CommanderError) {
+    // commander's own messages start with "error: "; help shown for a missing command says "(outputHelp)".
+    const message = err.code === 'commander.help' ? 'a command is required (run with --help for usage)' : err.message.replace(/^error: /, '');
+    return { kind: 'usage', message, file: null, position: null, exitCode: ExitCode.usage };
+  }
+  const e = err as Error | undefined;
+  return { kind: 'internal', message: e?.message ?? String(err), file: null, position: null, exitCode: ExitCode.operational };
+}
+
+/**
+ * Writes an error on stderr and returns the exit code it stands for: one text line, or with
+ * `json` one line `{"error":{"kind","message","file","position","exitCode"}}` (and "stack" with
+ * --debug), so a script parsing the output never meets a plain line.
+ */
+export function report(err: unknown, debug: boolean, json = false): number {
+  if (err instanceof CommanderError && err.exitCode === 0) return 0; // --help, --version
+  if (!(err instanceof LogtoolError) && (err as NodeJS.ErrnoException)?.code === 'EPIPE') return 0; // reader went away: end quietly
+  const r = describeError(err);
+  const stack = debug ? (err as Error | undefined)?.stack : undefined;
+  if (json) {
+    process.stderr.write(`${JSON.stringify({ error: { ...r, ...(stack && !(err instanceof CommanderError) ? { stack } : {}) } })}\n`);
+    return r.exitCode;
+  }
+  if (err instanceof CommanderError) return r.exitCode; // commander already wrote its line
+  const c = colours(process.stderr);
+  const text = err instanceof LogtoolError ? err.describe() : `internal error: ${r.message} (run with --debug for details; please report it)`;
+  process.stderr.write(`${c.red('error:')} ${text}\n`);
+  if (stack) process.stderr.write(`${stack}\n`);
+  return r.exitCode;
+}
+
+/**
+ * The program with every command. With `json` (the command line has --json), commander's own error
+ * lines and the usage hint are left out: report() writes the error as one JSON object instead.
+ */
+export function buildProgram(options: { json?: boolean } = {}): Command {
+  const output = {
+    writeOut: (s: string) => process.stdout.write(s),
+    writeErr: (s: string) => process.stderr.write(s),
+    ...(options.json ? { outputError: () => {} } : {}),
+  };
+  const hint = options.json ? false : '(run with --help for usage)';
   const program = new Command('logtool')
     .description('Kafka-format append-only logs: append, read, verify, recover, compact, bench')
     .version('0.1.0')
     .option('--debug', 'print stack traces of errors')
-    .showHelpAfterError('(run with --help for usage)')
+    .showHelpAfterError(hint)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
+    .configureOutput(output);
   const commands = [appendCommand(), readCommand(), dumpIndexCommand(), segmentsCommand(), dumpLogCommand(), ...extraCommands()];
   for (const cmd of commands) {
     cmd.exitOverride();
     cmd.option('--debug', 'print stack traces of errors');
+    cmd.showHelpAfterError(hint);
+    cmd.configureOutput(output);
     program.addCommand(cmd);
   }
+  // commander's own help command answers `help <unknown>` with the program's help and no word that
+  // the command is unknown; this one says so (exit 2) and otherwise behaves the same.
+  program.helpCommand(false);
+  const help = new Command('help')
+    .description('display help for command')
+    .argument('[command]', 'the command to describe')
+    .helpOption(false)
+    .exitOverride()
+    .showHelpAfterError(hint)
+    .configureOutput(output)
+    .action((name: string | undefined) => {
+      if (name === undefined) return program.outputHelp();
+      const cmd = program.commands.find((c) => c.name() === name || c.aliases().includes(name));
+      if (cmd) return cmd.outputHelp();
+      program.error(`error: unknown command '${name}'`, { exitCode: ExitCode.usage, code: 'commander.unknownCommand' });
+    });
+  program.addCommand(help);
   return program;
 }
 
@@ -78,16 +139,17 @@ function capture(stream: NodeJS.WriteStream, sink: (text: string) => void): () =
  */
 export async function runCli(argv: string[], streams: CliStreams = {}): Promise<number> {
   const debug = argv.includes('--debug');
+  const json = wantsJson(argv);
   const restoreOut = streams.stdout ? capture(process.stdout, streams.stdout) : undefined;
   const restoreErr = streams.stderr ? capture(process.stderr, streams.stderr) : undefined;
   const exitCodeBefore = process.exitCode;
   process.exitCode = undefined;
   let code: number;
   try {
-    await buildProgram().parseAsync(argv, { from: 'user' });
+    await buildProgram({ json }).parseAsync(argv, { from: 'user' });
     code = Number(process.exitCode ?? 0);
   } catch (err) {
-    code = report(err, debug);
+    code = report(err, debug, json);
   } finally {
     restoreOut?.();
     restoreErr?.();

@@ -16,6 +16,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
+import { Chalk } from 'chalk';
 import { Command } from 'commander';
 import { ConsumerPositions, validateGroupName } from '../engine/consumer-positions.js';
 import { LogtoolError } from '../engine/errors.js';
@@ -78,8 +79,8 @@ Examples:
       const out = new Output();
       const counter: WarningCounter = { count: 0 };
       const log = openLog(dir, { readOnly: true }, counter);
-      // Lines for a CMD carry no colour codes.
-      const c = opts.exec !== undefined ? colours({ isTTY: false } as NodeJS.WriteStream) : colours();
+      // Lines for a CMD carry no colour codes, FORCE_COLOR or not: CMD is a program reading data.
+      const c = opts.exec !== undefined ? new Chalk({ level: 0 }) : colours();
       const stats = { nonUtf8: 0 };
       let execFailed = false;
       try {

@@ -9,6 +9,7 @@ import { controlTypeOf, exactMaxTimestamp, isControl, isTransactional, timestamp
 import type { LogRecord } from '../engine/format/record-batch.js';
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
+import { escapeString } from '../render/escape.js';
 import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import type { EntryWithSegment } from '../engine/log-reader.js';
 
@@ -36,8 +37,9 @@ export function readCommand(): Command {
     .addHelpText(
       'after',
       `
-Bytes that are not valid UTF-8 are never altered: under --encoding utf8 they print as \\xNN escapes
-(text) or as {"base64": "..."} (JSON), which append reads back to the same bytes.
+Text output is one line per record: in keys, values and headers it writes \\n \\t \\r \\0 \\\\, and
+\\xNN (one byte) for other control characters and for bytes that are not valid UTF-8. --json is exact:
+bytes that are not valid UTF-8 print as {"base64": "..."}, which append reads back to the same bytes.
 
 Examples:
   logtool read logdata/demo-0
@@ -88,7 +90,7 @@ export function recordJson(r: LogRecord, enc: ReturnType<typeof parseEncoding>, 
 
 export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {
   const ts = formatTimestamp(r.timestamp);
-  const headers = r.headers.length ? `\t${r.headers.map((h) => `${h.key}=${bytesToText(h.value, enc, stats)}`).join(',')}` : '';
+  const headers = r.headers.length ? `\t${r.headers.map((h) => `${escapeString(h.key)}=${bytesToText(h.value, enc, stats)}`).join(',')}` : '';
   return `${c.cyan(String(r.offset))}\t${c.dim(ts)}\t${c.green(bytesToText(r.key, enc, stats))}\t${bytesToText(r.value, enc, stats)}${headers}`;
 }
 

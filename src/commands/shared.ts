@@ -8,6 +8,7 @@ import { Log, type LogOptions } from '../engine/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import { defaultLogConfig, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';
+import { escapeBytes } from '../render/escape.js';
 import { toTimestamp, type Timestamp } from '../engine/format/record-batch.js';
 
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
@@ -166,15 +167,16 @@ export function bytesToJson(buf: Buffer | null, enc: Encoding, stats?: { nonUtf8
   return buf.toString(enc);
 }
 
-/** Bytes for a human: UTF-8 text, with bytes that are not valid UTF-8 shown as \xNN escapes. */
+/**
+ * Bytes for a human, on one line: UTF-8 text with controls, backslashes and bytes that are not
+ * valid UTF-8 escaped (escapeBytes: `\n \t \r \0 \\`, `\xNN` for the rest).
+ */
 export function bytesToText(buf: Buffer | null, enc: Encoding, stats?: { nonUtf8: number }): string {
   if (buf === null) return 'null';
   if (enc !== 'utf8') return buf.toString(enc);
-  if (isUtf8(buf)) return buf.toString('utf8');
-  if (stats) stats.nonUtf8++;
-  let s = '';
-  for (const b of buf) s += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
-  return s;
+  const valid = isUtf8(buf);
+  if (!valid && stats) stats.nonUtf8++;
+  return escapeBytes(buf, valid);
 }
 
 /** Parses a JSON key/value back into bytes (a string in `enc`, or {base64|hex|utf8: string}). */

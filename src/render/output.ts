@@ -62,10 +62,30 @@ export class Output {
   }
 }
 
-/** Colour only on a terminal and when NO_COLOR is not set. */
-export function colours(stream: NodeJS.WriteStream = process.stdout): ChalkInstance {
-  const enabled = Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
-  return new Chalk({ level: enabled ? 1 : 0 });
+/**
+ * The colour level for a stream, the one rule for all output (text, tables, errors, warnings,
+ * progress). FORCE_COLOR, when set, decides as chalk documents it and overrides every other check:
+ * 0 or "false" off, 1/2/3 that level, "" or "true" level 1. Otherwise no colour when NO_COLOR is set
+ * to anything but the empty string (no-color.org), off a terminal, or on TERM=dumb.
+ */
+export function colourLevel(stream: Pick<NodeJS.WriteStream, 'isTTY'> = process.stdout): 0 | 1 | 2 | 3 {
+  const forced = forcedColourLevel(process.env.FORCE_COLOR);
+  if (forced !== undefined) return forced;
+  if (process.env.NO_COLOR) return 0;
+  return stream.isTTY && process.env.TERM !== 'dumb' ? 1 : 0;
+}
+
+function forcedColourLevel(value: string | undefined): 0 | 1 | 2 | 3 | undefined {
+  if (value === undefined) return undefined;
+  if (value === '' || value === 'true') return 1;
+  if (value === 'false') return 0;
+  const n = Number.parseInt(value, 10);
+  return Number.isNaN(n) ? undefined : (Math.max(0, Math.min(n, 3)) as 0 | 1 | 2 | 3);
+}
+
+/** A chalk for a stream at colourLevel(stream). */
+export function colours(stream: Pick<NodeJS.WriteStream, 'isTTY'> = process.stdout): ChalkInstance {
+  return new Chalk({ level: colourLevel(stream) });
 }
 
 /** Warnings go to stderr, one line each. */

@@ -1,5 +1,6 @@
 /** A spinner on a terminal (stderr), nothing otherwise — CI logs and pipes stay clean. */
 import ora, { type Ora } from 'ora';
+import { colourLevel } from './output.js';
 
 export interface Progress {
   update(text: string): void;
@@ -11,7 +12,8 @@ const silent: Progress = { update() {}, succeed() {}, stop() {} };
 
 export function startProgress(text: string, enabled = true): Progress {
   if (!enabled || !process.stderr.isTTY || process.env.CI) return silent;
-  const spinner: Ora = ora({ text, stream: process.stderr }).start();
+  // The spinner's colour follows the same rule as all other output (ora's chalk ignores NO_COLOR).
+  const spinner: Ora = ora({ text, stream: process.stderr, color: colourLevel(process.stderr) > 0 ? 'cyan' : false }).start();
   let last = 0;
   return {
     update(t) {

@@ -3,7 +3,8 @@
  * every I/O call fail in-process; here a sample of the same fault points runs in real `logtool`
  * child processes (the built CLI with test/helpers/fault-preload.mjs installed in front of the OS
  * file calls), so the error path a user meets — exit code, one stderr line, what is left on disk —
- * is the real one. After each run: exit 1 with exactly one `error:` line naming the injected
+ * is the real one. After each run: exit 1 with exactly one `error:` line (the JSON error object
+ * under --json) naming the injected
  * fault (or exit 0 when the fault was absorbed), every acknowledged record reads back exactly,
  * the next writer appends, and `verify` exits 0.
  */
@@ -11,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, cliPath } from '../helpers/build.js';
-import { cli, run } from '../helpers/cli.js';
+import { cli, errorLineText, run } from '../helpers/cli.js';
 import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
 
 const SEED = Number(process.env.FAULT_CHILD_SEED ?? 20261201);
@@ -60,11 +61,12 @@ function copyDir(from: string, to: string): void {
 }
 
 /** The failed command's own report, then the next writer and verify. */
-async function checkAfter(name: string, k: number, r: { code: number; stderr: string }, dir: string): Promise<void> {
+async function checkAfter(name: string, k: number, r: { code: number; stderr: string }, dir: string, json: boolean): Promise<void> {
   const where = `${name}, call ${k}`;
   if (r.code !== 0) {
     expect(r.code, `${where}: ${r.stderr}`).toBe(1);
-    const errors = r.stderr.split('\n').filter((l) => l.startsWith('error:'));
+    // Under --json the error line is the JSON error object.
+    const errors = r.stderr.split('\n').flatMap((l) => errorLineText(l, json) ?? []);
     expect(errors, `${where}: ${r.stderr}`).toHaveLength(1);
     expect(errors[0], where).toMatch(/injected fault/);
     expect(r.stderr, where).not.toMatch(/internal error|\n\s+at /);
@@ -102,7 +104,7 @@ describe('every I/O call fails once, in real child processes (a sample)', () => 
       const got = await records(dir);
       expect(got[0], `call ${k}`).toEqual({ offset: 0, key: 'first', value: 'record' });
       for (let o = 1; o <= lastAcked; o++) expect(got[o], `call ${k}: acknowledged offset ${o}`).toEqual({ offset: o, key: `k${(o - 1) % 9}`, value: `v${o - 1}` });
-      await checkAfter('append', k, r, dir);
+      await checkAfter('append', k, r, dir, true);
     }
   });
 
@@ -132,7 +134,7 @@ describe('every I/O call fails once, in real child processes (a sample)', () => 
       const byOffset = new Map(before.map((x) => [x.offset, x]));
       for (const x of got) expect(byOffset.get(x.offset), `call ${k}: record ${x.offset} was not there before`).toEqual(x);
       for (const x of latest.values()) expect(got, `call ${k}: the latest record of ${x.key}`).toContainEqual(x);
-      await checkAfter('compact', k, r, dir);
+      await checkAfter('compact', k, r, dir, false);
     }
   });
 });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledged, cliInProcess, nextOpen, showNdjson } from '../helpers/fault-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { errorLineText } from '../helpers/cli.js';
 
 const TMPFS_BYTES = 4 * 1024 * 1024;
 let mountPoint: string | undefined;
@@ -82,13 +83,14 @@ async function seedLog(dir: string, records: string, segmentBytes: number, segme
 }
 
 /** The single error line of a failed command: exit 1, naming ENOSPC and a file on the mount. */
-function expectOneDiskFullError(r: { code: number; stderr: string }, mount: string): void {
+function expectOneDiskFullError(r: { code: number; stderr: string }, mount: string, json: boolean): void {
   expect(r.code, r.stderr).toBe(1);
   const lines = r.stderr.split('\n').filter((l) => l !== '');
   expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^error: /);
-  expect(lines[0]).toContain('ENOSPC');
-  expect(lines[0]).toContain(mount);
+  const error = errorLineText(lines[0]!, json); // the JSON error object under --json
+  expect(error, lines[0]).toMatch(/^error: /);
+  expect(error).toContain('ENOSPC');
+  expect(error).toContain(mount);
 }
 
 describe('a real full disk (tmpfs)', () => {
@@ -100,7 +102,7 @@ describe('a real full disk (tmpfs)', () => {
     fs.writeFileSync(input, big);
     const filler = fill(mountPoint, 600 * 1024);
     const r = await cli('append', dir, '--input', input, '--json', '--flush', 'sync', '--batch-records', '50');
-    expectOneDiskFullError(r, mountPoint);
+    expectOneDiskFullError(r, mountPoint, true);
     const acked = acknowledged(r.stdout);
     expect(acked).toBeGreaterThan(0);
     fs.rmSync(filler);
@@ -123,7 +125,7 @@ describe('a real full disk (tmpfs)', () => {
     const before = new Set(showNdjson(ndjson(6000, 4000), 0));
     const filler = fill(mountPoint, 0);
     const r = await cli('compact', dir, '--now', '1764590400000');
-    expectOneDiskFullError(r, mountPoint);
+    expectOneDiskFullError(r, mountPoint, false);
     fs.rmSync(filler);
     const mid = await reopen(dir);
     const midSet = new Set(mid);

@@ -7,7 +7,8 @@
  * run of a seed.
  *
  * After each run:
- *  - the command exited 1 with exactly one line on stderr, `error: …`, naming the failed call's
+ *  - the command exited 1 with exactly one line on stderr, `error: …` (the JSON error object under
+ *    --json), naming the failed call's
  *    path and errno; or it absorbed the fault and the result is exactly the fault-free result;
  *  - appends: the log holds the records before, then a prefix of the input at least as long as
  *    what was acknowledged (`--json` lines), byte for byte;
@@ -27,6 +28,7 @@ import { withIO } from '../../src/engine/io.js';
 import { runCli } from '../../src/program.js';
 import { FaultIO, acknowledged, mix, cliInProcess, nextOpen, showNdjson, type Fault, type NextOpen } from '../helpers/fault-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { errorLineText } from '../helpers/cli.js';
 
 const SEED = Number(process.env.FAULT_SEED ?? 20261201);
 const ALL = process.env.FAULT_ALL === '1';
@@ -233,7 +235,8 @@ describe('every I/O call fails once', () => {
       let absorbed = 0;
       for (const k of points) {
         const dir = fresh(`run-${k}`);
-        const r = await runWithFault(w.argv(dir, scratch), k);
+        const argv = w.argv(dir, scratch);
+        const r = await runWithFault(argv, k);
         const problems: string[] = [];
         const f = r.fault;
         if (!f) problems.push(`call ${k} was never made (the run made ${r.calls} calls): the order of calls is not fixed`);
@@ -244,8 +247,10 @@ describe('every I/O call fails once', () => {
         } else {
           const lines = r.stderr.split('\n').filter((l) => l !== '');
           if (r.code !== 1) problems.push(`exit ${r.code}, not 1`);
-          if (lines.length !== 1 || !lines[0]!.startsWith('error: ')) problems.push(`stderr is not one error line: ${JSON.stringify(r.stderr.slice(0, 400))}`);
-          else if (!lines[0]!.includes(f.path) || !lines[0]!.includes(f.code)) problems.push(`the error does not name the first failure (${f.call} ${f.path} ${f.code}): ${lines[0]}`);
+          // Under --json the one line is the JSON error object.
+          const error = lines.length === 1 ? errorLineText(lines[0]!, argv.includes('--json')) : undefined;
+          if (error === undefined) problems.push(`stderr is not one error line: ${JSON.stringify(r.stderr.slice(0, 400))}`);
+          else if (!error.includes(f.path) || !error.includes(f.code)) problems.push(`the error does not name the first failure (${f.call} ${f.path} ${f.code}): ${error}`);
         }
         let after: NextOpen | undefined;
         try {

@@ -14,26 +14,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, cliPath } from '../helpers/build.js';
 import { cli, errorLineText, run } from '../helpers/cli.js';
 import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
+import { seededRandom } from '../helpers/crash-io.js';
 
 const SEED = Number(process.env.FAULT_CHILD_SEED ?? 20261201);
-const SAMPLES = Number(process.env.FAULT_CHILD_SAMPLES ?? 6);
+const SAMPLES = Number(process.env.FAULT_CHILD_SAMPLES ?? 4);
 const PRELOAD = path.join(repoRoot, 'test', 'helpers', 'fault-preload.mjs');
 const ERRNOS = ['EIO', 'ENOSPC', 'EACCES'];
 
 beforeAll(() => ensureBuilt());
 afterAll(() => removeTempDirs());
-
-/** mulberry32: a small seeded PRNG, so a printed seed replays the same sample. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function faulty(args: string[], env: Record<string, string>) {
   return run(process.execPath, ['--import', PRELOAD, cliPath, ...args], env);
@@ -91,7 +80,7 @@ describe('every I/O call fails once, in real child processes (a sample)', () => 
     const free = await faulty(argv(clean), { LOGTOOL_FAULT_COUNT_FILE: countFile });
     expect(free.code, free.stderr).toBe(0);
     const calls = Number(fs.readFileSync(countFile, 'utf8'));
-    const points = sample(calls, prng(SEED));
+    const points = sample(calls, seededRandom(SEED));
     console.log(`fault-child append: ${calls} I/O calls, sampled ${points.join(', ')} (FAULT_CHILD_SEED=${SEED})`);
     for (const [i, k] of points.entries()) {
       const dir = path.join(root, `run-${k}`, 't-0');
@@ -124,7 +113,7 @@ describe('every I/O call fails once, in real child processes (a sample)', () => 
     expect(free.code, free.stderr).toBe(0);
     expect((await records(clean)).length).toBeLessThan(before.length);
     const calls = Number(fs.readFileSync(countFile, 'utf8'));
-    const points = sample(calls, prng(SEED + 1));
+    const points = sample(calls, seededRandom(SEED + 1));
     console.log(`fault-child compact: ${calls} I/O calls, sampled ${points.join(', ')} (FAULT_CHILD_SEED=${SEED})`);
     for (const [i, k] of points.entries()) {
       const dir = path.join(root, `run-${k}`, 't-0');

@@ -10,15 +10,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log.js';
 import { CONSUMER_OFFSETS_CHECKPOINT, CONSUMER_OFFSETS_LOCK } from '../../src/engine/consumer-positions.js';
-import { ensureBuilt } from '../helpers/build.js';
-import { cli } from '../helpers/cli.js';
+import { cliInProcess } from '../helpers/fault-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { buildLog, compactStoppingAt as compactAt, copyDir, fingerprint, type BatchSpec } from '../engine/cleaner/helpers.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
 const NOW = 1_700_000_000_000;
@@ -78,9 +76,13 @@ describe('interrupted swaps tested from a reader\'s side at every step of the sw
       states.add(state);
       const expected = await loaderView(dir, path.join(root, `k${k}-loaded`, 'swapr-0'));
 
-      const [read, verify, segments] = await Promise.all([cli('read', dir, '--json'), cli('verify', dir, '--json'), cli('segments', dir, '--json')]);
-      const consume = await cli('consume', dir, '--group', 'g', '--json');
-      const positions = await cli('positions', dir, '--json');
+      // Each command's own handler, in-process (runCli): about 150 child processes would cost a
+      // minute of suite time; the CLI's process-level paths are tested elsewhere.
+      const read = await cliInProcess('read', dir, '--json');
+      const verify = await cliInProcess('verify', dir, '--json');
+      const segments = await cliInProcess('segments', dir, '--json');
+      const consume = await cliInProcess('consume', dir, '--group', 'g', '--json');
+      const positions = await cliInProcess('positions', dir, '--json');
       const after = fingerprint(dir);
       for (const f of [CONSUMER_OFFSETS_CHECKPOINT, CONSUMER_OFFSETS_LOCK]) delete after[f];
       expect(after, `${step}: a reader changed files`).toEqual(before);

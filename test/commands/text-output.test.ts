@@ -127,7 +127,7 @@ describe('read (text)', () => {
           }
         });
       }),
-      { numRuns: 40 },
+      { numRuns: 20 },
     );
   }, 180_000);
 

@@ -1,7 +1,8 @@
 /**
  * `logtool dump-log --files a.log,b.index …`: the lines kafka-dump-log.sh prints (Kafka's
  * DumpLogSegments), so operators' scripts keep working: batch lines, `| offset: …` record lines
- * with --deep-iteration, key/payload with --print-data-log, index dumps with Kafka's checks, and
+ * with --deep-iteration, key/payload with --print-data-log, index dumps with Kafka's checks, producer
+ * snapshots (`.snapshot`) as dumpProducerIdSnapshot prints them, and
  * Kafka's stderr reports (mismatches, non-consecutive offsets, trailing bytes).
  */
 import path from 'node:path';

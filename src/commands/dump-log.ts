@@ -1,7 +1,8 @@
 /**
  * `logtool dump-log --files a.log,b.index …`: the lines kafka-dump-log.sh prints (Kafka's
  * DumpLogSegments), so operators' scripts keep working: batch lines, `| offset: …` record lines
- * with --deep-iteration, key/payload with --print-data-log, index dumps with Kafka's checks, and
+ * with --deep-iteration, key/payload with --print-data-log, index dumps with Kafka's checks, producer
+ * snapshots (`.snapshot`) as dumpProducerIdSnapshot prints them, and
  * Kafka's stderr reports (mismatches, non-consecutive offsets, trailing bytes).
  */
 import path from 'node:path';
@@ -19,6 +20,7 @@ import { LogSegment, parseBaseOffset } from '../engine/segment.js';
 import { Output } from '../render/output.js';
 import { parseInteger } from './shared.js';
 import { describeKraftControl } from '../engine/format/kraft-control.js';
+import { readProducerSnapshot, type ProducerSnapshotEntry } from '../engine/partition-state/producer-snapshot.js';
 
 const INT_MAX = 2147483647;
 
@@ -337,6 +339,38 @@ async function dumpTimeIndex(file: string, opts: DumpLogOpts, out: Output, error
 }
 
 /** The `.log` of the segment an index file belongs to (same directory, same base name). */
+/** Kafka's DefaultRecordBatch.decrementSequence: wraps below 0 to Integer.MAX_VALUE. */
+function decrementSequence(sequence: number, decrement: number): number {
+  if (sequence < decrement) return INT_MAX - (decrement - sequence) + 1;
+  return sequence - decrement;
+}
+
+/** One line of DumpLogSegments.dumpProducerIdSnapshot (trailing space included when there is no batch). */
+export function producerSnapshotLine(e: ProducerSnapshotEntry): string {
+  const txn = e.currentTxnFirstOffset >= 0n ? `OptionalLong[${e.currentTxnFirstOffset}]` : 'OptionalLong.empty';
+  let line = `producerId: ${e.producerId} producerEpoch: ${e.epoch} coordinatorEpoch: ${e.coordinatorEpoch} currentTxnFirstOffset: ${txn} lastTimestamp: ${e.timestamp} `;
+  if (e.lastOffset >= 0n)
+    line += `firstSequence: ${decrementSequence(e.lastSequence, e.offsetDelta)} lastSequence: ${e.lastSequence} lastOffset: ${e.lastOffset} offsetDelta: ${e.offsetDelta} timestamp: ${e.timestamp}`;
+  return line;
+}
+
+/** A `.snapshot` file: one line per producer; a corrupt file is reported on stderr (as Kafka does) and is a problem. */
+async function dumpProducerSnapshot(file: string, out: Output): Promise<boolean> {
+  let entries: ProducerSnapshotEntry[];
+  try {
+    entries = readProducerSnapshot(realIO, file);
+  } catch (err) {
+    if (!(err instanceof LogtoolError) || err.kind !== 'corrupt') throw err;
+    process.stderr.write(`${err.describe()}\n`);
+    return true;
+  }
+  for (const e of entries) {
+    if (out.closed) break;
+    await out.line(producerSnapshotLine(e));
+  }
+  return false;
+}
+
 function companionLog(file: string): string {
   return path.join(path.dirname(file), `${path.basename(file).split('.')[0]}.log`);
 }
@@ -394,6 +428,8 @@ Examples:
           problems = (await dumpOffsetIndex(file, opts, out, mismatches)) || problems;
         } else if (suffix === '.timeindex') {
           problems = (await dumpTimeIndex(file, opts, out, timeErrors)) || problems;
+        } else if (suffix === '.snapshot') {
+          problems = (await dumpProducerSnapshot(file, out)) || problems;
         } else {
           process.stderr.write(`Ignoring unknown file ${file}\n`);
         }

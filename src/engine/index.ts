@@ -27,5 +27,7 @@ export { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 export type { LoadReport } from './loader.js';
 export type { AckStatus } from './flush/group-commit.js';
 export { ConsumerPositions, CONSUMER_OFFSETS_CHECKPOINT, type ConsumerPosition, type CommitPositionOptions, type ResumePosition } from './consumer-positions.js';
+export { readProducerSnapshot, decodeProducerSnapshot, encodeProducerSnapshot, type ProducerSnapshotEntry } from './partition-state/producer-snapshot.js';
+export { readLeaderEpochCheckpoint, checkLeaderEpochs, LEADER_EPOCH_CHECKPOINT, type LeaderEpochEntry, type LeaderEpochBounds, type LeaderEpochProblem } from './partition-state/leader-epochs.js';
 export { Channel, type ChannelOptions, type ChannelCounters, type PutTransaction, type TakeTransaction } from './channel.js';
 export { verifyLog, type VerifyReport, type VerifyProblem, type VerifyOptions } from './log-verifier.js';

@@ -140,6 +140,8 @@ describe('entries that are not partitions', () => {
     expect(classifyEntry(`orders-3.${uuid}-delete`, true)).toMatchObject({ kind: 'delete', topicPartition: { topic: 'orders', partition: 3 } });
     expect(classifyEntry(`orders-3.${uuid}-future`, true).kind).toBe('future');
     expect(classifyEntry(`orders-3.${uuid}-stray`, true).kind).toBe('stray');
+    expect(classifyEntry(`my-topic-12.${uuid}-delete`, true)).toMatchObject({ kind: 'delete', topicPartition: { topic: 'my-topic', partition: 12 } });
+    expect(classifyEntry('orders-3-delete', true).kind).toBe('unknown');
     expect(classifyEntry('notes.txt', false).kind).toBe('unknown');
   });
 

@@ -46,8 +46,13 @@ export interface LogDirEntry {
   topicPartition?: TopicPartition;
 }
 
-/** `<topic>-<partition>.<unique id>-delete|-future|-stray` (Kafka: LocalLog.logDirNameWithSuffix; the id is a UUID without dashes). */
-const RENAMED_RE = /^(.+)\.([0-9a-fA-F]{32})-(delete|future|stray)$/;
+/**
+ * `<topic>-<partition>.<unique id>-delete|-future|-stray`, matched as Kafka matches them
+ * (LocalLog.scala: DeleteDirPattern `^(\\S+)-(\\S+)\\.(\\S+)-delete` and its -future/-stray twins).
+ * Kafka writes the id as a UUID without dashes and may cut the topic short to keep the name
+ * within 255 characters, so the partition named is only what the name says.
+ */
+const RENAMED_RE = /^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$/;
 
 /** Classifies one name found in a log directory. */
 export function classifyEntry(name: string, isDirectory: boolean): LogDirEntry {
@@ -62,7 +67,7 @@ export function classifyEntry(name: string, isDirectory: boolean): LogDirEntry {
   }
   if (name === CLUSTER_METADATA_DIR) return entry('metadata');
   const renamed = RENAMED_RE.exec(name);
-  if (renamed) return entry(renamed[3] as 'delete' | 'future' | 'stray', parseTopicPartition(renamed[1]!));
+  if (renamed) return entry(renamed[4] as 'delete' | 'future' | 'stray', parseTopicPartition(`${renamed[1]!}-${renamed[2]!}`));
   const tp = parseTopicPartition(name);
   if (tp && !hasLeadingZeros(name)) return entry('partition', tp);
   return entry('unknown');

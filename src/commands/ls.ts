@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { Output } from '../render/output.js';
 import { renderTable } from '../render/table.js';
+import { escapeString } from '../render/escape.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import type { Timestamp } from '../engine/format/record-batch.js';
 import { realIO } from '../engine/io.js';
@@ -145,14 +146,14 @@ export function lsCommand(): Command {
           });
         } else {
           for (const l of listed) {
-            await out.line(`${l.logDir}${l.broker ? ' (broker log directory)' : ''}: ${l.partitions.length} partition(s)`);
+            await out.line(`${escapeString(l.logDir)}${l.broker ? ' (broker log directory)' : ''}: ${l.partitions.length} partition(s)`);
             const rows = l.partitions.map((r) =>
               r.error !== undefined && r.logEndOffset === undefined
-                ? [r.topic, r.partition, '-', '-', '-', '-', r.recoveryPoint ?? '-', '-', r.cleanupPolicy, `error: ${r.error}`]
-                : [r.topic, r.partition, r.segments!, r.sizeBytes!, r.logStartOffset!, r.logEndOffset!, r.recoveryPoint ?? '-', ts(r.lastTimestamp), r.cleanupPolicy, r.error ?? (r.needsRecovery ? 'yes' : 'no')],
+                ? [r.topic, r.partition, '-', '-', '-', '-', r.recoveryPoint ?? '-', '-', escapeString(r.cleanupPolicy), `error: ${escapeString(r.error)}`]
+                : [r.topic, r.partition, r.segments!, r.sizeBytes!, r.logStartOffset!, r.logEndOffset!, r.recoveryPoint ?? '-', ts(r.lastTimestamp), escapeString(r.cleanupPolicy), r.error !== undefined ? escapeString(r.error) : (r.needsRecovery ? 'yes' : 'no')],
             );
             if (rows.length > 0) await out.line(renderTable(['topic', 'partition', 'segments', 'bytes', 'log start', 'log end', 'recovery point', 'last timestamp', 'cleanup policy', 'needs recovery'], rows, out.isTTY));
-            for (const e of l.others) await out.line(`  ${e.name}${e.isDirectory ? '/' : ''}\t${e.kind}`);
+            for (const e of l.others) await out.line(`  ${escapeString(e.name)}${e.isDirectory ? '/' : ''}\t${e.kind}`);
           }
         }
       } finally {

@@ -168,6 +168,19 @@ describe('entries that are not partitions', () => {
 });
 
 describe('usage and errors', () => {
+  it('an entry name with control bytes stays on one escaped line of the text listing', async () => {
+    const parent = makeTempDir('logtool-ls-ctl-');
+    fs.mkdirSync(path.join(parent, 'a-0'));
+    fs.writeFileSync(path.join(parent, 'evil\nname\u001b[31m'), '');
+    const r = await cli('ls', parent);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('\u001b');
+    const line = r.stdout.split('\n').find((l) => l.includes('evil'));
+    expect(line).toBeDefined();
+    expect(line).toContain('name');
+    expect(line).toMatch(/\tunknown$/);
+  });
+
   it('an empty folder is exit 2', async () => {
     const dir = makeTempDir('logtool-ls-empty-');
     const r = await cli('ls', dir);

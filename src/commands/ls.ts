@@ -94,7 +94,9 @@ async function listDir(given: string, counter: WarningCounter): Promise<ListedDi
   if (isPartitionDir(resolved)) {
     const logDir = path.dirname(resolved);
     const entry = classifyEntry(path.basename(resolved), true);
-    return { logDir: given, broker: false, partitions: [await partitionRow(logDir, entry, isBrokerLogDir(logDir), counter, given)], others: [] };
+    const rows = await partitionRows(logDir, [entry], isBrokerLogDir(logDir), counter);
+    rows[0]!.dir = given;
+    return { logDir: given, broker: false, partitions: rows, others: [] };
   }
   const entries = listLogDir(given);
   const broker = isBrokerLogDir(given);
@@ -103,17 +105,16 @@ async function listDir(given: string, counter: WarningCounter): Promise<ListedDi
   if (parts.length === 0 && !others.some(isKafkaEntry)) {
     throw new LogtoolError('usage', 'not a log directory: it holds no partition directories (<topic>-<partition>) and no Kafka files', { file: given });
   }
-  const partitions: PartitionRow[] = [];
-  for (const e of parts) partitions.push(await partitionRow(given, e, broker, counter));
-  return { logDir: given, broker, partitions, others };
+  return { logDir: given, broker, partitions: await partitionRows(given, parts, broker, counter), others };
 }
 
-async function partitionRow(logDir: string, entry: LogDirEntry, broker: boolean, counter: WarningCounter, shownAs?: string): Promise<PartitionRow> {
+/** The log directory's checkpoint and marker are read once; its partitions are opened one after another. */
+async function partitionRows(logDir: string, entries: LogDirEntry[], broker: boolean, counter: WarningCounter): Promise<PartitionRow[]> {
   const recoveryPoints = readOffsetCheckpointTolerant(realIO, path.join(logDir, RECOVERY_POINT_CHECKPOINT));
   const cleanShutdown = realIO.stat(path.join(logDir, CLEAN_SHUTDOWN_FILE)) !== undefined;
-  const row = await listPartition(logDir, entry, broker, recoveryPoints, cleanShutdown, counter);
-  if (shownAs !== undefined) row.dir = shownAs;
-  return row;
+  const rows: PartitionRow[] = [];
+  for (const e of entries) rows.push(await listPartition(logDir, e, broker, recoveryPoints, cleanShutdown, counter));
+  return rows;
 }
 
 export function lsCommand(): Command {

@@ -11,7 +11,8 @@ import { retentionCommand } from './retention.js';
 import { deleteRecordsCommand } from './delete-records.js';
 import { consumeCommand, positionsCommand } from './consume.js';
 import { verifyCommand } from './verify.js';
+import { lsCommand } from './ls.js';
 
 export function extraCommands(): Command[] {
-  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand()];
+  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand(), lsCommand()];
 }

@@ -1,0 +1,165 @@
+/**
+ * `logtool ls <logdir…>`: one row per partition of each log directory (read-only: no locks, no
+ * writes), then the entries that are not partitions, classified (src/engine/logdir/entries.ts).
+ * Partitions are opened one at a time with the read-only open and closed before the next, so a
+ * broker directory with thousands of partitions needs no more descriptors than one.
+ */
+import path from 'node:path';
+import { Command } from 'commander';
+import { Output } from '../render/output.js';
+import { renderTable } from '../render/table.js';
+import { escapeString } from '../render/escape.js';
+import { formatTimestamp, timestampJson } from '../render/timestamp.js';
+import type { Timestamp } from '../engine/format/record-batch.js';
+import { realIO } from '../engine/io.js';
+import { LogtoolError } from '../engine/errors.js';
+import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey } from '../engine/checkpoint.js';
+import { loadRememberedConfig } from '../engine/log-properties.js';
+import { classifyEntry, isBrokerLogDir, isKafkaEntry, isPartitionDir, listLogDir, type LogDirEntry } from '../engine/logdir/entries.js';
+import { openLog, type WarningCounter } from './shared.js';
+
+/** Kafka's internal topics are compacted whatever a broker's defaults say. */
+const INTERNAL_COMPACTED = new Set(['__consumer_offsets', '__transaction_state']);
+
+interface PartitionRow {
+  logDir: string;
+  dir: string;
+  topic: string;
+  partition: number;
+  segments?: number;
+  sizeBytes?: number;
+  logStartOffset?: number;
+  logEndOffset?: number;
+  recoveryPoint: number | null;
+  lastTimestamp?: Timestamp;
+  cleanupPolicy: string;
+  cleanShutdown: boolean;
+  needsRecovery?: boolean;
+  error?: string;
+}
+
+interface ListedDir {
+  logDir: string;
+  broker: boolean;
+  partitions: PartitionRow[];
+  others: LogDirEntry[];
+}
+
+function cleanupPolicyOf(dir: string, topic: string, broker: boolean): string {
+  let remembered: string | undefined;
+  try {
+    remembered = loadRememberedConfig(realIO, dir).cleanupPolicy;
+  } catch {
+    remembered = undefined;
+  }
+  if (remembered !== undefined) return remembered;
+  if (INTERNAL_COMPACTED.has(topic)) return 'compact';
+  return broker ? 'unknown' : 'delete';
+}
+
+async function listPartition(logDir: string, entry: LogDirEntry, broker: boolean, recoveryPoints: Map<string, number>, cleanShutdown: boolean, counter: WarningCounter): Promise<PartitionRow> {
+  const tp = entry.topicPartition!;
+  const dir = path.join(logDir, entry.name);
+  const rp = recoveryPoints.get(tpKey(tp.topic, tp.partition));
+  const row: PartitionRow = { logDir, dir, topic: tp.topic, partition: tp.partition, recoveryPoint: rp ?? null, cleanupPolicy: cleanupPolicyOf(dir, tp.topic, broker), cleanShutdown };
+  const before = counter.count;
+  let log;
+  try {
+    log = openLog(dir, { readOnly: true }, counter);
+  } catch (err) {
+    row.error = err instanceof LogtoolError ? err.describe() : String(err);
+    counter.count++;
+    return row;
+  }
+  try {
+    const infos = log.segmentInfos();
+    row.segments = infos.length;
+    row.sizeBytes = infos.reduce((n, s) => n + s.sizeBytes, 0);
+    row.logStartOffset = log.logStartOffset;
+    row.logEndOffset = log.nextOffset;
+    for (const s of infos) if (s.maxTimestamp !== undefined && (row.lastTimestamp === undefined || s.maxTimestamp > row.lastTimestamp)) row.lastTimestamp = s.maxTimestamp;
+    // Kafka recovers from the recovery point (0 without an entry) unless it shut down cleanly; a
+    // recovery point below the log end is listed as needing recovery either way.
+    const point = rp ?? 0;
+    row.needsRecovery = row.logEndOffset > point;
+  } finally {
+    await log.close();
+  }
+  if (counter.count > before && row.error === undefined) row.error = 'warnings when opened (see stderr)';
+  return row;
+}
+
+async function listDir(given: string, counter: WarningCounter): Promise<ListedDir> {
+  const resolved = path.resolve(given);
+  if (isPartitionDir(resolved)) {
+    const logDir = path.dirname(resolved);
+    const entry = classifyEntry(path.basename(resolved), true);
+    const rows = await partitionRows(logDir, [entry], isBrokerLogDir(logDir), counter);
+    rows[0]!.dir = given;
+    return { logDir: given, broker: false, partitions: rows, others: [] };
+  }
+  const entries = listLogDir(given);
+  const broker = isBrokerLogDir(given);
+  const parts = entries.filter((e) => e.kind === 'partition');
+  const others = entries.filter((e) => e.kind !== 'partition');
+  if (parts.length === 0 && !others.some(isKafkaEntry)) {
+    throw new LogtoolError('usage', 'not a log directory: it holds no partition directories (<topic>-<partition>) and no Kafka files', { file: given });
+  }
+  return { logDir: given, broker, partitions: await partitionRows(given, parts, broker, counter), others };
+}
+
+/** The log directory's checkpoint and marker are read once; its partitions are opened one after another. */
+async function partitionRows(logDir: string, entries: LogDirEntry[], broker: boolean, counter: WarningCounter): Promise<PartitionRow[]> {
+  const recoveryPoints = readOffsetCheckpointTolerant(realIO, path.join(logDir, RECOVERY_POINT_CHECKPOINT));
+  const cleanShutdown = realIO.stat(path.join(logDir, CLEAN_SHUTDOWN_FILE)) !== undefined;
+  const rows: PartitionRow[] = [];
+  for (const e of entries) rows.push(await listPartition(logDir, e, broker, recoveryPoints, cleanShutdown, counter));
+  return rows;
+}
+
+export function lsCommand(): Command {
+  return new Command('ls')
+    .description('list the partitions of log directories (read-only) and classify everything else in them')
+    .argument('<logdir...>', "log directories (a broker's log.dirs entry, or a partition directory)")
+    .option('--json', 'one JSON object per partition, plus a summary line')
+    .addHelpText('after', '\nExamples:\n  logtool ls /var/lib/kafka/data\n  logtool ls logdata --json | jq -c \'select(.needsRecovery)\'')
+    .action(async (dirs: string[], opts: { json?: boolean }) => {
+      const out = new Output();
+      const counter: WarningCounter = { count: 0 };
+      const listed: ListedDir[] = [];
+      for (const d of dirs) listed.push(await listDir(d, counter));
+      const ts = (t: Timestamp | undefined) => (t === undefined || t < 0 ? '-' : formatTimestamp(t));
+      try {
+        if (opts.json) {
+          for (const l of listed) {
+            for (const r of l.partitions) {
+              await out.json({ ...r, lastTimestamp: r.lastTimestamp === undefined ? null : timestampJson(r.lastTimestamp) });
+            }
+          }
+          const rows = listed.flatMap((l) => l.partitions);
+          await out.json({
+            summary: true,
+            logDirs: listed.map((l) => ({ logDir: l.logDir, broker: l.broker, partitions: l.partitions.length, entries: l.others.map((e) => ({ name: e.name, kind: e.kind })) })),
+            partitions: rows.length,
+            errors: rows.filter((r) => r.error !== undefined).length,
+            needsRecovery: rows.filter((r) => r.needsRecovery).length,
+            sizeBytes: rows.reduce((n, r) => n + (r.sizeBytes ?? 0), 0),
+          });
+        } else {
+          for (const l of listed) {
+            await out.line(`${escapeString(l.logDir)}${l.broker ? ' (broker log directory)' : ''}: ${l.partitions.length} partition(s)`);
+            const rows = l.partitions.map((r) =>
+              r.error !== undefined && r.logEndOffset === undefined
+                ? [r.topic, r.partition, '-', '-', '-', '-', r.recoveryPoint ?? '-', '-', escapeString(r.cleanupPolicy), `error: ${escapeString(r.error)}`]
+                : [r.topic, r.partition, r.segments!, r.sizeBytes!, r.logStartOffset!, r.logEndOffset!, r.recoveryPoint ?? '-', ts(r.lastTimestamp), escapeString(r.cleanupPolicy), r.error !== undefined ? escapeString(r.error) : (r.needsRecovery ? 'yes' : 'no')],
+            );
+            if (rows.length > 0) await out.line(renderTable(['topic', 'partition', 'segments', 'bytes', 'log start', 'log end', 'recovery point', 'last timestamp', 'cleanup policy', 'needs recovery'], rows, out.isTTY));
+            for (const e of l.others) await out.line(`  ${escapeString(e.name)}${e.isDirectory ? '/' : ''}\t${e.kind}`);
+          }
+        }
+      } finally {
+        await out.flush();
+      }
+      if (counter.count > 0) process.exitCode = 3;
+    });
+}

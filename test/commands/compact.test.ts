@@ -144,7 +144,7 @@ describe('logtool retention and delete-records', () => {
     const lso = r.logStartOffsetAfter;
     expect(lso).toBeGreaterThan(0);
     const below = cli('read', dir, '--from-offset', '0');
-    expect(below.code).toBe(1);
+    expect(below.code).toBe(2);
     expect(below.stderr).toMatch(new RegExp(`below the log start offset ${lso}`));
     expect(Number(readLines(dir)[0]!.split('|')[0])).toBe(lso);
     const text = cli('retention', dir, '--retention-ms', '-1', '--retention-bytes', '-1');

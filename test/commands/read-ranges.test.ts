@@ -7,12 +7,14 @@
  *  - `--to-time T` ends where `--from-time T` starts, and that is the first record with a
  *    timestamp ≥ T in what was written (or the log end when none is);
  *  - `--from-offset` at the log end prints nothing with exit 0; beyond it, and below the log start
- *    after `delete-records`, exit 2 naming `[start, end)` and which side was missed.
+ *    after `delete-records`, exit 2 naming `[start, end)` and which side was missed;
+ *  - the library's ReadOptions.toOffset, which the CLI passes on, is the same exclusive end.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Log } from '../../src/engine/index.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
@@ -119,6 +121,21 @@ describe('read ranges', () => {
     const ok = await cli('read', copy, '--from-offset', '25', '--to-offset', '28', '--json');
     expect(ok.code).toBe(0);
     expect(offsets(ok.stdout)).toEqual([25, 26, 27]);
+  });
+
+  it('library: log.read({ fromOffset, toOffset }) ends before toOffset, across segments and with maxRecords', async () => {
+    const log = Log.open(dir, { readOnly: true });
+    try {
+      const read = (o: Parameters<Log['read']>[0]) => [...log.read(o)].map((r) => r.offset);
+      expect(read({ fromOffset: 5, toOffset: 41 })).toEqual(range(5, 41));
+      expect(read({ toOffset: 3 })).toEqual([0, 1, 2]);
+      expect(read({ fromOffset: 20, toOffset: 20 })).toEqual([]);
+      expect(read({ fromOffset: 20, toOffset: 10 })).toEqual([]);
+      expect(read({ fromOffset: 50, toOffset: N + 100 })).toEqual(range(50, N));
+      expect(read({ fromOffset: 10, toOffset: 40, maxRecords: 4 })).toEqual([10, 11, 12, 13]);
+    } finally {
+      await log.close();
+    }
   });
 
   it('usage errors: --key with --key-base64, range options with --batches, invalid base64', async () => {

@@ -11,9 +11,10 @@ import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { escapeString } from '../render/escape.js';
 import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
+import { readRange, type RangeOpts } from './read-range.js';
 import type { EntryWithSegment } from '../engine/log-reader.js';
 
-interface ReadOpts {
+interface ReadOpts extends RangeOpts {
   fromOffset?: number;
   fromTime?: number;
   maxRecords?: number;
@@ -29,6 +30,10 @@ export function readCommand(): Command {
     .argument('<dir>', 'partition directory')
     .option('--from-offset <n>', 'first offset to print', parseInteger('--from-offset', 0))
     .option('--from-time <time>', 'first record with timestamp ≥ this (epoch ms or ISO-8601)', parseTime('--from-time'))
+    .option('--to-offset <n>', 'end of the range, exclusive: stop before this offset', parseInteger('--to-offset', 0))
+    .option('--to-time <time>', 'end of the range: stop before the offset --from-time would start at for this time', parseTime('--to-time'))
+    .option('--key <key>', 'only records whose key is exactly these UTF-8 bytes')
+    .option('--key-base64 <b64>', 'only records whose key is exactly these bytes (base64)')
     .option('-n, --max-records <n>', 'stop after this many records (batches with --batches)', parseInteger('--max-records', 0))
     .option('--json', 'one JSON object per line: {"offset","timestamp","key","value","headers"}')
     .option('--encoding <enc>', 'keys, values and header values as utf8, base64 or hex', 'utf8')
@@ -41,9 +46,15 @@ Text output is one line per record: in keys, values and headers it writes \\n \\
 \\xNN (one byte) for other control characters and for bytes that are not valid UTF-8. --json is exact:
 bytes that are not valid UTF-8 print as {"base64": "..."}, which append reads back to the same bytes.
 
+A range is [start, end): --from-offset/--from-time start it (the later wins), --to-offset/--to-time end
+it (the earlier wins; a --to-time after every record ends nothing). --from-offset exactly at the log
+end prints nothing (exit 0); beyond the log end or below the log start it is exit 2, naming the log's
+[start, end). --max-records counts the records printed, after --key.
+
 Examples:
   logtool read logdata/demo-0
   logtool read logdata/demo-0 --from-time 2026-01-01T00:00:00Z --max-records 10 --json
+  logtool read logdata/demo-0 --from-offset 100 --to-offset 200 --key order-42
   logtool read /var/lib/kafka/orders-3 --batches
   logtool read a-0 --json | logtool append b-0`,
     );
@@ -55,6 +66,7 @@ Examples:
     const c = colours();
     const stats = { nonUtf8: 0 };
     try {
+      const range = readRange(log, opts);
       if (opts.batches) {
         for (const b of log.reader().batches({ fromOffset: opts.fromOffset, maxBatches: opts.maxRecords })) {
           if (out.closed) break;
@@ -62,8 +74,13 @@ Examples:
           else await out.line(batchText(b));
         }
       } else {
-        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, maxRecords: opts.maxRecords, includeControl: opts.control })) {
-          if (out.closed) break;
+        let remaining = opts.maxRecords ?? Infinity;
+        // With --key, --max-records counts matching records, so the engine's own limit cannot be used.
+        const maxRecords = range.key ? undefined : opts.maxRecords;
+        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl: opts.control })) {
+          if (out.closed || remaining <= 0) break;
+          if (range.key && !(r.key !== null && r.key.equals(range.key))) continue;
+          remaining--;
           if (opts.json) await out.json(recordJson(r, encoding, stats));
           else await out.line(recordText(r, encoding, stats, c));
         }

@@ -16,6 +16,8 @@ export interface ReadOptions {
   fromOffset?: number;
   /** First record with timestamp ≥ this (epoch ms); combined with fromOffset, the later wins. */
   fromTime?: number;
+  /** End of the range, exclusive: no record at or above this offset is returned. */
+  toOffset?: number;
   /** Stop after this many records. */
   maxRecords?: number;
   /** Include control records (transaction markers), skipped by default. */
@@ -96,12 +98,14 @@ export class LogReader {
     const start = this.startOffset(options);
     if (start === undefined || this.log.segments.length === 0) return;
     let remaining = options.maxRecords ?? Infinity;
-    if (remaining <= 0) return;
+    const end = options.toOffset ?? Infinity;
+    if (remaining <= 0 || start >= end) return;
     for (const { segment, entry } of this.entries(start, true)) {
       if (entry.lastOffset < start) continue;
       if (entry.header && isControl(entry.header) && !options.includeControl) continue;
       for (const r of entryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes })) {
         if (r.offset < start) continue;
+        if (r.offset >= end) return;
         yield r;
         if (--remaining <= 0) return;
       }

@@ -144,7 +144,7 @@ describe('logtool retention and delete-records', () => {
     const lso = r.logStartOffsetAfter;
     expect(lso).toBeGreaterThan(0);
     const below = cli('read', dir, '--from-offset', '0');
-    expect(below.code).toBe(1);
+    expect(below.code).toBe(2);
     expect(below.stderr).toMatch(new RegExp(`below the log start offset ${lso}`));
     expect(Number(readLines(dir)[0]!.split('|')[0])).toBe(lso);
     const text = cli('retention', dir, '--retention-ms', '-1', '--retention-bytes', '-1');
@@ -166,7 +166,7 @@ describe('logtool retention and delete-records', () => {
     expect(cp).toMatch(/orders 0 17/);
     expect(Number(readLines(dir)[0]!.split('|')[0])).toBe(17);
     const below = cli('read', dir, '--from-offset', '16');
-    expect(below.code).toBe(1);
+    expect(below.code).toBe(2); // a range outside [start, end) is a usage error (issue 14)
     expect(below.stderr).toMatch(/offset 16 is below the log start offset 17/);
   });
 });

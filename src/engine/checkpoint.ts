@@ -216,16 +216,22 @@ export function parseOffsetCheckpointTolerant(data: Buffer | undefined, file: st
 }
 
 /**
- * Sets (or, with undefined, removes) one entry of an offset checkpoint file. The file is rewritten
- * only when the entry actually changes, and then keeps the other entries and their order (a new
- * key goes last), so a no-op never changes a broker's file. Returns whether the file was written.
+ * Sets (or, with undefined, removes) one entry of an offset checkpoint in memory. Returns whether
+ * that changed anything: a checkpoint file is rewritten only then, so a no-op never changes a
+ * broker's file. The other entries keep their order; a new key goes last.
  */
-export function updateOffsetCheckpoint(io: FileIO, filePath: string, key: string, offset: number | undefined): boolean {
-  assert(offset === undefined || Number.isSafeInteger(offset), `checkpoint offset ${offset} for ${filePath} is not an integer`);
-  const cp = readOffsetCheckpointTolerant(io, filePath);
+export function setOffsetEntry(cp: OffsetCheckpoint, key: string, offset: number | undefined): boolean {
+  assert(offset === undefined || Number.isSafeInteger(offset), `checkpoint offset ${offset} for ${key} is not an integer`);
   if (offset === undefined ? !cp.has(key) : cp.get(key) === offset) return false;
   if (offset === undefined) cp.delete(key);
   else cp.set(key, offset);
+  return true;
+}
+
+/** setOffsetEntry on a checkpoint file: rewritten only when the entry changes. Returns whether it was. */
+export function updateOffsetCheckpoint(io: FileIO, filePath: string, key: string, offset: number | undefined): boolean {
+  const cp = readOffsetCheckpointTolerant(io, filePath);
+  if (!setOffsetEntry(cp, key, offset)) return false;
   writeOffsetCheckpoint(io, filePath, cp);
   return true;
 }

@@ -22,6 +22,7 @@ import {
   readOffsetCheckpointTolerant,
   restoreCleanShutdownMarker,
   rewriteFileAsync,
+  setOffsetEntry,
   tpKey,
   updateOffsetCheckpoint,
 } from './checkpoint.js';
@@ -685,9 +686,7 @@ export class Log {
     const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
     await rewriteFileAsync(this.io, file, (current) => {
       const cp = parseOffsetCheckpointTolerant(current, file);
-      if (cp.get(key) === rp) return undefined;
-      cp.set(key, rp);
-      return formatOffsetCheckpoint(cp);
+      return setOffsetEntry(cp, key, rp) ? formatOffsetCheckpoint(cp) : undefined;
     });
     this.lastCheckpointedRecoveryPoint = rp;
   }

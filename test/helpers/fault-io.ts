@@ -39,6 +39,16 @@ export function mix(seed: number, index: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** A synchronous call as an already settled promise. */
+function settled(fn: () => void): Promise<void> {
+  try {
+    fn();
+    return Promise.resolve();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
 export class FaultIO implements FileIO {
   /** Calls made so far. */
   calls = 0;
@@ -120,13 +130,9 @@ export class FaultIO implements FileIO {
   datasync(fd: number): void {
     this.guard('fdatasync', this.pathOf(fd), () => this.base.datasync(fd));
   }
+  /** In the calling thread, like syncDirAsync: the order of I/O calls stays fixed. */
   datasyncAsync(fd: number): Promise<void> {
-    try {
-      this.datasync(fd);
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return settled(() => this.datasync(fd));
   }
   rename(from: string, to: string): void {
     this.guard(`rename to ${to}`, from, () => this.base.rename(from, to));
@@ -149,14 +155,8 @@ export class FaultIO implements FileIO {
   syncDir(p: string): void {
     this.guard('fsync of directory', p, () => this.base.syncDir(p));
   }
-  /** In the calling thread, like datasyncAsync: the order of I/O calls stays fixed. */
   syncDirAsync(p: string): Promise<void> {
-    try {
-      this.syncDir(p);
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return settled(() => this.syncDir(p));
   }
   utimes(p: string, mtimeMs: number): void {
     this.guard('utimes', p, () => this.base.utimes(p, mtimeMs));

@@ -21,9 +21,17 @@ import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
-/** The writer stops (and exits) after this much data; the readers run as long as it writes. */
+/**
+ * The writer writes at least this much (so that it rolls many segments), then goes on with small,
+ * slow batches until the test tells it to stop: how many reader runs fit beside it depends on the
+ * machine's speed, so the readers decide when they have seen enough, not a byte count.
+ */
 const WRITER_TOTAL_BYTES = 40 * 1024 * 1024;
 const MIN_IN_PROCESS_RUNS = 40;
+/** Reader runs that must see the log grow since the previous run, while the writer writes. */
+const MIN_GROWTH_RUNS = MIN_IN_PROCESS_RUNS / 2;
+/** A limit on the whole loop, so that a reader that never sees growth fails instead of hanging. */
+const MAX_READER_MS = 240_000;
 
 const WRITER_SOURCE = (engineUrl: string): string => `
 import { Log } from ${JSON.stringify(engineUrl)};
@@ -33,25 +41,29 @@ let x = 12345;
 const rnd = () => { x = (x * 1103515245 + 12345) >>> 0; return x / 4294967296; };
 let n = 0;
 let bytes = 0;
+let stop = false;
+process.stdin.on('data', () => { stop = true; });
+process.stdin.on('end', () => { stop = true; });
 process.stdout.write('ready\\n');
-while (bytes < ${WRITER_TOTAL_BYTES}) {
+while (bytes < ${WRITER_TOTAL_BYTES} || !stop) {
+  const tail = bytes >= ${WRITER_TOTAL_BYTES};
   // Mostly small batches (many index entries); sometimes one of up to 900 KB, whose write makes
-  // the file grow page by page under a reader.
-  const big = rnd() < 0.1;
+  // the file grow page by page under a reader. Past the minimum, small batches only, slowly.
+  const big = !tail && rnd() < 0.1;
   const valueBytes = big ? 4000 + Math.floor(rnd() * 900000) : 10 + Math.floor(rnd() * 200);
   const count = big ? 1 : 1 + Math.floor(rnd() * 8);
   const records = [];
   for (let i = 0; i < count; i++) records.push({ key: Buffer.from('k' + (n++ % 50)), value: Buffer.alloc(valueBytes, n & 0xff), timestamp: 1700000000000 + n });
   await log.append(records);
   bytes += count * (valueBytes + 20);
-  await new Promise((r) => setTimeout(r, 1));
+  await new Promise((r) => setTimeout(r, tail ? 5 : 1));
 }
 await log.close();
 `;
 
 /** Resolves once the writer has opened the log; `exited` resolves with its exit code. */
 function startWriter(dir: string, script: string): Promise<{ child: ChildProcess; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -86,8 +98,14 @@ describe('verify beside a live writer', () => {
       }
       return n;
     })();
+    const startedMs = Date.now();
+    let stopSent = false;
     try {
       while (writing || runs < MIN_IN_PROCESS_RUNS) {
+        if (!stopSent && ((runs >= MIN_IN_PROCESS_RUNS && sawGrowth > MIN_GROWTH_RUNS) || Date.now() - startedMs > MAX_READER_MS)) {
+          writer.child.stdin!.end('stop\n');
+          stopSent = true;
+        }
         const warnings: string[] = [];
         const log = await Log.openStable(dir, { onWarning: (w) => warnings.push(`${w.file}@${w.position}: ${w.message}`) });
         try {
@@ -109,7 +127,7 @@ describe('verify beside a live writer', () => {
     expect(await writerDone).toBe(0);
     expect(await cliRuns).toBeGreaterThan(0);
     // The writer really was appending (and rolling) under the readers.
-    expect(sawGrowth).toBeGreaterThan(MIN_IN_PROCESS_RUNS / 2);
+    expect(sawGrowth).toBeGreaterThan(MIN_GROWTH_RUNS);
     expect(fs.readdirSync(dir).filter((n) => n.endsWith('.log')).length).toBeGreaterThan(3);
     expect(problems).toEqual([]);
   }, 600_000);

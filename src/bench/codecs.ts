@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import '../engine/format/codecs/index.js';
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import { CompressionType, type CompressionName } from '../engine/format/compression.js';
 import type { RecordInput } from '../engine/format/record-batch.js';
 import { prng } from './datasets.js';

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import { DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
 
 export interface CompactionBenchOptions {

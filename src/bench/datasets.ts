@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import type { BenchContext } from './types.js';
 
 export interface Dataset {

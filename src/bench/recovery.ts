@@ -15,15 +15,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import { realIO } from '../engine/io.js';
-import { DirectoryLock } from '../engine/lock.js';
+import { DirectoryLock } from '../engine/log/lock.js';
 import { CLEAN_SHUTDOWN_FILE } from '../engine/checkpoint.js';
 import { crc32c } from '../engine/format/crc32c.js';
 import { encodeBatch, RECORD_BATCH_OVERHEAD } from '../engine/format/record-batch.js';
-import { rebuildSegmentIndexes } from '../engine/index-rebuilder.js';
+import { rebuildSegmentIndexes } from '../engine/recovery/index-rebuilder.js';
 import { defaultLogConfig } from '../engine/config.js';
-import { LOG_SUFFIX } from '../engine/segment.js';
+import { LOG_SUFFIX } from '../engine/segment/segment.js';
 import { singleRunResult, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 
 const READ_CHUNK_BYTES = 1 << 20;

@@ -3,7 +3,7 @@
  * two are measured close together in time). Every scenario is `{ name, baselineName, run }`;
  * scenarios written elsewhere are added to `benchScenarios` with one line.
  */
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import type { RecordInput } from '../engine/format/record-batch.js';
 import type { FlushMode } from '../engine/config.js';
 import { baselineByName, kibRecords } from './baselines.js';

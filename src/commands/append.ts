@@ -4,7 +4,7 @@
  * once it is acknowledged under the flush mode.
  */
 import { Command, Option } from 'commander';
-import type { Log } from '../engine/log.js';
+import type { Log } from '../engine/log/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import { realIO } from '../engine/io.js';
 import { parseCompression, compressionNames } from '../engine/format/compression.js';

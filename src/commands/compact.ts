@@ -13,7 +13,7 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
 import type { CompactionSchedule } from '../engine/cleaner/schedule.js';

@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { Chalk } from 'chalk';
 import { Command } from 'commander';
-import { ConsumerPositions, validateGroupName } from '../engine/consumer-positions.js';
+import { ConsumerPositions, validateGroupName } from '../engine/queue/consumer-positions.js';
 import { LogtoolError } from '../engine/errors.js';
 import { Output, colours, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';

@@ -7,7 +7,7 @@
  * Exit codes: 0 done, 1 failure (N beyond the log end offset), 2 usage.
  */
 import { Command } from 'commander';
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import type { RetentionReport } from '../engine/cleaner/types.js';
 import { closeAfter } from './close-after.js';

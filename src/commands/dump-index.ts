@@ -6,11 +6,11 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
-import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../engine/segment.js';
-import { OffsetIndex } from '../engine/index/offset-index.js';
-import { TimeIndex } from '../engine/index/time-index.js';
+import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../engine/segment/segment.js';
+import { OffsetIndex } from '../engine/segment/offset-index.js';
+import { TimeIndex } from '../engine/segment/time-index.js';
 import { Output, warn } from '../render/output.js';
-import { verifySegmentIndexes, type IndexMismatch } from '../engine/index-verifier.js';
+import { verifySegmentIndexes, type IndexMismatch } from '../engine/recovery/index-verifier.js';
 
 interface DumpOpts {
   json?: boolean;

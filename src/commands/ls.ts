@@ -14,7 +14,7 @@ import type { Timestamp } from '../engine/format/record-batch.js';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey } from '../engine/checkpoint.js';
-import { loadRememberedConfig } from '../engine/log-properties.js';
+import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { classifyEntry, isBrokerLogDir, isKafkaEntry, isPartitionDir, listLogDir, type LogDirEntry } from '../engine/logdir/entries.js';
 import { openLog, type WarningCounter } from './shared.js';
 

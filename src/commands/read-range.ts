@@ -4,7 +4,7 @@
  * offset for ReadOptions.toOffset, and --key / --key-base64 turned into the key's exact bytes.
  */
 import { LogtoolError } from '../engine/errors.js';
-import type { Log } from '../engine/log.js';
+import type { Log } from '../engine/log/log.js';
 import { decodeStrict } from './shared.js';
 
 export interface RangeOpts {

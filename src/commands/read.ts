@@ -12,7 +12,7 @@ import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { escapeString } from '../render/escape.js';
 import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
-import type { EntryWithSegment } from '../engine/log-reader.js';
+import type { EntryWithSegment } from '../engine/log/log-reader.js';
 
 interface ReadOpts extends RangeOpts {
   fromOffset?: number;

@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { Log } from '../engine/log.js';
+import { Log } from '../engine/log/log.js';
 import type { RetentionReport } from '../engine/cleaner/types.js';
 import { closeAfter } from './close-after.js';
 import { Output, colours } from '../render/output.js';

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { Option, type Command } from 'commander';
-import { Log, type LogOptions } from '../engine/log.js';
+import { Log, type LogOptions } from '../engine/log/log.js';
 import { LogtoolError } from '../engine/errors.js';
 import { defaultLogConfig, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';

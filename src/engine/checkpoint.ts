@@ -6,8 +6,8 @@
 import path from 'node:path';
 import type { FileIO } from './io.js';
 import { LogtoolError, assert } from './errors.js';
-import { DirectoryLock } from './lock.js';
-import { parseTopicPartition } from './partition.js';
+import { DirectoryLock } from './log/lock.js';
+import { parseTopicPartition } from './log/topic-partition.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';

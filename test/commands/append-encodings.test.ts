@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log } from '../../src/api.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
 import { cli, sh } from '../helpers/cli.js';

@@ -8,7 +8,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log } from '../../src/api.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { cliPath, ensureBuilt } from '../helpers/build.js';
 

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/log.js';
+import { Log } from '../../src/engine/log/log.js';
 import { realIO, type FileIO } from '../../src/engine/io.js';
 import { ioError, LogtoolError } from '../../src/engine/errors.js';
 import { closeAfter } from '../../src/commands/close-after.js';

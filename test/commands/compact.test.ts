@@ -17,7 +17,7 @@ import crypto from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { cliSync } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/log.js';
+import { Log } from '../../src/engine/log/log.js';
 import { realIO, type FileIO } from '../../src/engine/io.js';
 import { engineEntry, ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';

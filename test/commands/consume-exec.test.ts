@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log } from '../../src/api.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { cli } from '../helpers/cli.js';

@@ -5,7 +5,7 @@
  * consuming next to a writer holding the partition lock, and usage errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log } from '../../src/api.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
 

@@ -11,8 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/log.js';
-import { CONSUMER_OFFSETS_CHECKPOINT, CONSUMER_OFFSETS_LOCK } from '../../src/engine/consumer-positions.js';
+import { Log } from '../../src/engine/log/log.js';
+import { CONSUMER_OFFSETS_CHECKPOINT, CONSUMER_OFFSETS_LOCK } from '../../src/engine/queue/consumer-positions.js';
 import { cliInProcess } from '../helpers/fault-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { buildLog, compactStoppingAt as compactAt, copyDir, fingerprint, type BatchSpec } from '../engine/cleaner/helpers.js';

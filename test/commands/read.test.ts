@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log } from '../../src/api.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { fixturePath, hasFixtures, loadCases, makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { CODEC_NAMES, records, walk, WORKED_EXAMPLE_A, WORKED_EXAMPLE_B, type OracleEntry } from './kafka-oracle.js';

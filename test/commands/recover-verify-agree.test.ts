@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log, type LogConfig } from '../../src/engine/index.js';
+import { Log, type LogConfig } from '../../src/api.js';
 import { cli } from '../helpers/cli.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';

@@ -16,8 +16,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { cliSync } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log, type LogConfig } from '../../src/engine/index.js';
-import { DirectoryLock } from '../../src/engine/lock.js';
+import { Log, type LogConfig } from '../../src/api.js';
+import { DirectoryLock } from '../../src/engine/log/lock.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { ensureBuilt } from '../helpers/build.js';
 

@@ -15,7 +15,7 @@ import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log } from '../../src/api.js';
 import { escapeBytes } from '../../src/render/escape.js';
 import { cliPath, ensureBuilt } from '../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';

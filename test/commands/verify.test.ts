@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/log.js';
-import { verifyLog } from '../../src/engine/log-verifier.js';
+import { Log } from '../../src/engine/log/log.js';
+import { verifyLog } from '../../src/engine/recovery/log-verifier.js';
 import { computeBatchCrc, encodeBatch } from '../../src/engine/format/record-batch.js';
-import { segmentFileName } from '../../src/engine/segment.js';
+import { segmentFileName } from '../../src/engine/segment/segment.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { fixturesRoot, hasFixtures, removeTempDirs, segmentCases, tempPartitionPath } from '../helpers/fixtures.js';

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, type AppendOptions } from '../../src/engine/index.js';
+import { Log, type AppendOptions } from '../../src/api.js';
 import { computeBatchCrc, encodeBatch, writeInt64, type EncodeBatchOptions } from '../../src/engine/format/record-batch.js';
 import { LogtoolError } from '../../src/engine/errors.js';
-import { segmentFileName } from '../../src/engine/segment.js';
+import { segmentFileName } from '../../src/engine/segment/segment.js';
 import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);

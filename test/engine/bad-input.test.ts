@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log, LogtoolError, type LogConfig, type LogWarning } from '../../src/engine/index.js';
+import { Log, LogtoolError, type LogConfig, type LogWarning } from '../../src/api.js';
 import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
 import { plain, plainInput, T0, type PlainRecord } from './arbitraries.js';
 import type { RecordInput } from '../../src/engine/format/record-batch.js';
@@ -327,7 +327,7 @@ describe('one writer per partition', () => {
 // ---------------------------------------------------------------------------------------------
 // Another process, through the built package.
 
-const distEntry = path.join(repoRoot, 'dist', 'engine', 'index.js');
+const distEntry = path.join(repoRoot, 'dist', 'api.js');
 let distReady = false;
 
 /** Newest mtime of the TypeScript sources (the build is skipped when dist/ is newer). */

@@ -6,7 +6,7 @@
  * positions file survives and uncommitted takes are delivered again.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { Channel, Log, LogtoolError, type ChannelOptions } from '../../src/engine/index.js';
+import { Channel, Log, LogtoolError, type ChannelOptions } from '../../src/api.js';
 import { tempPartitionPath, removeTempDirs } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);

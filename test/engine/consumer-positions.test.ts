@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, ConsumerPositions, CONSUMER_OFFSETS_CHECKPOINT, LogtoolError } from '../../src/engine/index.js';
+import { Log, ConsumerPositions, CONSUMER_OFFSETS_CHECKPOINT, LogtoolError } from '../../src/api.js';
 import { tempPartitionPath, removeTempDirs } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);

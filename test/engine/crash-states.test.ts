@@ -34,10 +34,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, LogtoolError, type LogConfig } from '../../src/engine/index.js';
-import { ConsumerPositions } from '../../src/engine/consumer-positions.js';
+import { Log, LogtoolError, type LogConfig } from '../../src/api.js';
+import { ConsumerPositions } from '../../src/engine/queue/consumer-positions.js';
 import { CompressionType } from '../../src/engine/format/compression.js';
-import { loadLog } from '../../src/engine/loader.js';
+import { loadLog } from '../../src/engine/recovery/loader.js';
 import { resolveConfig } from '../../src/engine/config.js';
 import type { LogRecord, RecordInput } from '../../src/engine/format/record-batch.js';
 import { CrashFS, CrashSimulator, seededRandom, type CrashState } from '../helpers/crash-io.js';

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, realIO, type FileIO } from '../../src/engine/index.js';
+import { Log, realIO, type FileIO } from '../../src/api.js';
 import { removeTempDirs, repoRoot, tempPartitionPath } from '../helpers/fixtures.js';
 import { beginChange, endChange } from '../../src/engine/cleaner/generation.js';
 

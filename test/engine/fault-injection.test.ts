@@ -22,8 +22,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { OffsetIndex } from '../../src/engine/index/offset-index.js';
-import { LogSegment } from '../../src/engine/segment.js';
+import { OffsetIndex } from '../../src/engine/segment/offset-index.js';
+import { LogSegment } from '../../src/engine/segment/segment.js';
 import { withIO } from '../../src/engine/io.js';
 import { runCli } from '../../src/program.js';
 import { FaultIO, acknowledged, mix, cliInProcess, nextOpen, showNdjson, type Fault, type NextOpen } from '../helpers/fault-io.js';

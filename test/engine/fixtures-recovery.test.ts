@@ -15,13 +15,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadLog } from '../../src/engine/loader.js';
+import { loadLog } from '../../src/engine/recovery/loader.js';
 import { realIO } from '../../src/engine/io.js';
 import { resolveConfig } from '../../src/engine/config.js';
-import { parseTopicPartition } from '../../src/engine/partition.js';
-import { LogSegment } from '../../src/engine/segment.js';
-import { verifySegmentIndexFiles } from '../../src/engine/index-rebuilder.js';
-import { verifySegmentIndexes } from '../../src/engine/index-verifier.js';
+import { parseTopicPartition } from '../../src/engine/log/topic-partition.js';
+import { LogSegment } from '../../src/engine/segment/segment.js';
+import { verifySegmentIndexFiles } from '../../src/engine/recovery/index-rebuilder.js';
+import { verifySegmentIndexes } from '../../src/engine/recovery/index-verifier.js';
 import { copyPartition, fixturePath, hasCleanShutdownMarker, hasFixtures, makeTempDir, removeTempDirs, segmentCases, type SegmentCase } from '../helpers/fixtures.js';
 
 import { requireFixtures } from '../helpers/fixtures.js';

@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, realIO, type FileIO, type LogConfig, type LogOptions } from '../../src/engine/index.js';
-import type { LogPositions } from '../../src/engine/log.js';
+import { Log, realIO, type FileIO, type LogConfig, type LogOptions } from '../../src/api.js';
+import type { LogPositions } from '../../src/engine/log/log.js';
 import { LogtoolError } from '../../src/engine/errors.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 

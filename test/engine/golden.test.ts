@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, type LogWarning } from '../../src/engine/index.js';
+import { Log, type LogWarning } from '../../src/api.js';
 import { decodeRecords, isControl, readBatchHeader, type LogRecord } from '../../src/engine/format/record-batch.js';
 import {
   bytesCases,

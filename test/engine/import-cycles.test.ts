@@ -274,8 +274,8 @@ describe('import cycles', () => {
     // The graph is real: hundreds of edges, including type-only and re-export ones.
     expect(graph.size).toBeGreaterThan(50);
     expect(edges).toBeGreaterThan(150);
-    expect(graph.get(path.join(SRC, 'engine/log-reader.ts'))).toContain(path.join(SRC, 'engine/log-types.ts'));
-    expect(graph.get(path.join(SRC, 'engine/segment.ts'))).toContain(path.join(SRC, 'engine/segment-files.ts'));
+    expect(graph.get(path.join(SRC, 'engine/log/log-reader.ts'))).toContain(path.join(SRC, 'engine/log/log-types.ts'));
+    expect(graph.get(path.join(SRC, 'engine/segment/segment.ts'))).toContain(path.join(SRC, 'engine/segment/segment-files.ts'));
     const cycles = findCycles(graph).map((c) => c.map((f) => path.relative(SRC, f)).join(' → '));
     expect(cycles, `import cycles in src/:\n${cycles.join('\n')}`).toEqual([]);
   });

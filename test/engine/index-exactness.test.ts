@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log, LogSegment, realIO, type LogConfig } from '../../src/engine/index.js';
-import { OFFSET_INDEX_ENTRY_BYTES } from '../../src/engine/index/offset-index.js';
-import { TIME_INDEX_ENTRY_BYTES } from '../../src/engine/index/time-index.js';
+import { Log, LogSegment, realIO, type LogConfig } from '../../src/api.js';
+import { OFFSET_INDEX_ENTRY_BYTES } from '../../src/engine/segment/offset-index.js';
+import { TIME_INDEX_ENTRY_BYTES } from '../../src/engine/segment/time-index.js';
 import { decodeRecords, readInt64 } from '../../src/engine/format/record-batch.js';
 import {
   copyPartition,

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log, type LogConfig } from '../../src/engine/index.js';
+import { Log, type LogConfig } from '../../src/api.js';
 import { decodeRecords, encodeBatch, isCrcValid, readBatchHeader, type LogRecord, type RecordInput } from '../../src/engine/format/record-batch.js';
 import { codecsOf, fixturePath, hasFixtures, makeTempDir, removeTempDirs, segmentCases } from '../helpers/fixtures.js';
 import { recordArb, T0 } from './arbitraries.js';

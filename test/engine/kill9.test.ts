@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/index.js';
+import { Log } from '../../src/api.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { cliPath, engineEntry, ensureBuilt } from '../helpers/build.js';
 

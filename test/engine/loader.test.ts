@@ -17,11 +17,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, type LogConfig } from '../../src/engine/index.js';
-import { loadLog, type LoadReport } from '../../src/engine/loader.js';
+import { Log, type LogConfig } from '../../src/api.js';
+import { loadLog, type LoadReport } from '../../src/engine/recovery/loader.js';
 import { realIO } from '../../src/engine/io.js';
 import { resolveConfig } from '../../src/engine/config.js';
-import { segmentFileName } from '../../src/engine/segment.js';
+import { segmentFileName } from '../../src/engine/segment/segment.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log, type LogConfig } from '../../src/engine/index.js';
+import { Log, type LogConfig } from '../../src/api.js';
 import type { RecordInput } from '../../src/engine/format/record-batch.js';
 import { LogtoolError } from '../../src/engine/errors.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/engine/log.js';
+import { Log } from '../../src/engine/log/log.js';
 import { planRetention, type RetentionRules, type SegmentView } from '../../src/engine/cleaner/retention.js';
 import { readOffsetCheckpoint } from '../../src/engine/checkpoint.js';
 import { realIO } from '../../src/engine/io.js';

@@ -14,9 +14,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log, LogtoolError, type LogConfig } from '../../src/engine/index.js';
+import { Log, LogtoolError, type LogConfig } from '../../src/api.js';
 import { swapSegments } from '../../src/engine/cleaner/swap.js';
-import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segmentFileName } from '../../src/engine/segment.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segmentFileName } from '../../src/engine/segment/segment.js';
 import { CrashFS, CrashSimulator, seededRandom, type CrashState } from '../helpers/crash-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 

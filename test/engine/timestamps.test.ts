@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log, encodeBatch, readBatchHeader, decodeRecords } from '../../src/engine/index.js';
+import { Log, encodeBatch, readBatchHeader, decodeRecords } from '../../src/api.js';
 import { CompressionType } from '../../src/engine/format/compression.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';

@@ -15,7 +15,7 @@ const fsExt: { flockSync(fd: number, flags: 'ex' | 'un'): void } = require('fs-e
 
 export const distDir = path.join(repoRoot, 'dist');
 export const cliPath = path.join(distDir, 'cli.js');
-export const engineEntry = path.join(distDir, 'engine', 'index.js');
+export const engineEntry = path.join(distDir, 'api.js');
 
 function sources(dir: string): string[] {
   const out: string[] = [];

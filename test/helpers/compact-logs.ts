@@ -4,7 +4,7 @@
  * `readRecordLines` lists every record as `offset|key|value`.
  */
 import path from 'node:path';
-import { Log } from '../../src/engine/log.js';
+import { Log } from '../../src/engine/log/log.js';
 import { makeTempDir } from './fixtures.js';
 
 export const T0 = 1_700_000_000_000;

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import type { FileIO, FileStat } from '../../src/engine/io.js';
-import { Log } from '../../src/engine/log.js';
+import { Log } from '../../src/engine/log/log.js';
 import { runCli } from '../../src/program.js';
 import { nativeIO } from '../../src/engine/io.js';
 import { ioError } from '../../src/engine/errors.js';

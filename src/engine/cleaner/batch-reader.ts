@@ -8,7 +8,7 @@
 import type { FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import { computeBatchCrc, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, readBatchHeader, type BatchHeader } from '../format/record-batch.js';
-import type { LogSegment } from '../segment.js';
+import type { LogSegment } from '../segment/segment.js';
 
 export const READ_CHUNK_BYTES = 1 << 20;
 

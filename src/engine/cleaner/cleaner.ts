@@ -27,7 +27,7 @@ import { LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from '../format/compression.js';
 import { Attr, RECORD_BATCH_OVERHEAD, readBatchHeader, writeInt64, type BatchHeader } from '../format/record-batch.js';
 import { BatchReader, READ_CHUNK_BYTES, type Batch } from './batch-reader.js';
-import { LogSegment, LOG_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName, type AppendedBatchInfo } from '../segment.js';
+import { LogSegment, LOG_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName, type AppendedBatchInfo } from '../segment/segment.js';
 import type { LogConfig } from '../config.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
 import { CONTROL_ABORT, CONTROL_COMMIT, controlType, emptyBatch, rebuildBatch, RecordRefs, walkRecords, type Allocate } from './batch-records.js';

@@ -15,7 +15,7 @@
  * without one.
  */
 import type { FileIO } from '../io.js';
-import type { LogSegment } from '../segment.js';
+import type { LogSegment } from '../segment/segment.js';
 import { keepAside, DELETED_SUFFIX, type RemovedFile, type StepHook } from './swap.js';
 
 export type RetentionReason = 'log-start-offset' | 'retention.bytes' | 'retention.ms';

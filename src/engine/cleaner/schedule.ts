@@ -17,7 +17,7 @@
  * Cheap: no record is read except each dirty segment's first batch header (cached by the segment).
  * cleanup.policy is not checked here (the caller decides whether the log is a compacted one).
  */
-import type { LogSegment } from '../segment.js';
+import type { LogSegment } from '../segment/segment.js';
 import { largestTimestamp, type CleanableLog } from './cleaner.js';
 
 export interface CompactionSchedule {

@@ -28,7 +28,7 @@
 import path from 'node:path';
 import type { FileIO } from '../io.js';
 import { removeQuietly } from '../checkpoint.js';
-import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from '../segment.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from '../segment/segment.js';
 
 export const CLEANED_SUFFIX = '.cleaned';
 export const SWAP_SUFFIX = '.swap';

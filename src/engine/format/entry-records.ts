@@ -3,7 +3,7 @@
  * through legacy.ts. Readers call this, never a format-specific decoder.
  */
 import './codecs/index.js';
-import { entryBytes, type LogEntry } from '../file-records.js';
+import { entryBytes, type LogEntry } from '../segment/file-records.js';
 import { decodeRecords, iterateRecords, type DecodeOptions, type LogRecord } from './record-batch.js';
 import { decodeLegacyEntry } from './legacy.js';
 

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { realIO, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import { hasLeadingZeros, parseTopicPartition, type TopicPartition } from '../partition.js';
+import { hasLeadingZeros, parseTopicPartition, type TopicPartition } from '../log/topic-partition.js';
 import {
   CLEAN_SHUTDOWN_FILE,
   CLEANER_OFFSET_CHECKPOINT,

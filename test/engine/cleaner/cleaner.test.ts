@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log } from '../../../src/engine/log.js';
+import { Log } from '../../../src/engine/log/log.js';
 import { KeylessRecordsError } from '../../../src/engine/cleaner/cleaner.js';
 import { readBatchHeader, computeBatchCrc } from '../../../src/engine/format/record-batch.js';
 import { CompressionType } from '../../../src/engine/format/compression.js';

@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log } from '../../../src/engine/log.js';
+import { Log } from '../../../src/engine/log/log.js';
 import { KeylessRecordsError } from '../../../src/engine/cleaner/cleaner.js';
 import { decodeRecords, readBatchHeader } from '../../../src/engine/format/record-batch.js';
 import { copyPartition, hasFixtures, makeTempDir, removeTempDirs, segmentCases, type SegmentCase } from '../../helpers/fixtures.js';

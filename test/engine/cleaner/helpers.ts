@@ -7,13 +7,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { Log } from '../../../src/engine/log.js';
+import { Log } from '../../../src/engine/log/log.js';
 import type { LogConfig } from '../../../src/engine/config.js';
-import { EntryScanner } from '../../../src/engine/file-records.js';
+import { EntryScanner } from '../../../src/engine/segment/file-records.js';
 import { realIO } from '../../../src/engine/io.js';
 import { computeBatchCrc, type RecordInput } from '../../../src/engine/format/record-batch.js';
 import '../../../src/engine/format/codecs/index.js';
-import type { AppendOptions } from '../../../src/engine/log.js';
+import type { AppendOptions } from '../../../src/engine/log/log.js';
 import type { SwapStep } from '../../../src/engine/cleaner/swap.js';
 
 const require = createRequire(import.meta.url);

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../../src/engine/log.js';
+import { Log } from '../../../src/engine/log/log.js';
 import type { LogConfig } from '../../../src/engine/config.js';
 import { compactionSchedule } from '../../../src/engine/cleaner/schedule.js';
 import { cliSync } from '../../helpers/cli.js';

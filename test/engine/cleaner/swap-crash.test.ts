@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log } from '../../../src/engine/log.js';
+import { Log } from '../../../src/engine/log/log.js';
 import type { SwapStep } from '../../../src/engine/cleaner/swap.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/fixtures.js';
 import { buildLog, checkAllCrcs, compactStoppingAt as compactAt, copyDir, readAll, strip, type BatchSpec } from './helpers.js';

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { CorruptDataError } from '../../../src/engine/errors.js';
-import { EntryScanner, type ScanEnd } from '../../../src/engine/file-records.js';
+import { EntryScanner, type ScanEnd } from '../../../src/engine/segment/file-records.js';
 import { decodeEntryRecords } from '../../../src/engine/format/entry-records.js';
 import { zstdDecompress } from '../../../src/engine/format/codecs/zstd.js';
 import { compressionNames } from '../../../src/engine/format/compression.js';

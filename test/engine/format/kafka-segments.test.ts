@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compressionNames } from '../../../src/engine/format/compression.js';
 import { decodeEntryRecords } from '../../../src/engine/format/entry-records.js';
-import { Log, type LogRecord, type LogWarning } from '../../../src/engine/index.js';
+import { Log, type LogRecord, type LogWarning } from '../../../src/api.js';
 import { fixturePath, haveFixtures, loadCases, type SelfDecodedWalk } from './kafka-corpus.js';
 
 import { requireFixtures } from '../../helpers/fixtures.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { describeKraftControl } from '../../../src/engine/format/kraft-control.js';
-import { EntryScanner } from '../../../src/engine/file-records.js';
+import { EntryScanner } from '../../../src/engine/segment/file-records.js';
 import { decodeEntryRecords } from '../../../src/engine/format/entry-records.js';
 import { realIO } from '../../../src/engine/io.js';
 import { fixturesRoot, hasFixtures } from '../../helpers/fixtures.js';

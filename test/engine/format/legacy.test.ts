@@ -16,7 +16,7 @@ import { lz4Compress } from '../../../src/engine/format/codecs/lz4.js';
 import { gzipCompress } from '../../../src/engine/format/codecs/gzip.js';
 import { decodeLegacyEntry } from '../../../src/engine/format/legacy.js';
 import { writeInt64, type LogRecord } from '../../../src/engine/format/record-batch.js';
-import { Log } from '../../../src/engine/index.js';
+import { Log } from '../../../src/api.js';
 import { compressLegacy, legacyMessage, legacyWrapper, type LegacyMessageInput } from './legacy-builder.js';
 
 const require = createRequire(import.meta.url);

@@ -11,8 +11,8 @@
  * offsets a Kafka lookup would resolve to it. For the segment's first entry the previous last
  * offset is the segment base − 1.
  */
-import type { LogSegment } from './segment.js';
-import { EntryScanner, type LogEntry } from './file-records.js';
+import type { LogSegment } from '../segment/segment.js';
+import { EntryScanner, type LogEntry } from '../segment/file-records.js';
 
 export interface IndexMismatch {
   file: string;

@@ -3,13 +3,13 @@
  * Streams one segment at a time through the bounded EntryScanner buffer; stops at the first torn
  * or corrupt entry with a warning naming the file and byte position.
  */
-import { LogtoolError } from './errors.js';
+import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
-import type { LogSegment } from './segment.js';
-import { entryCrcValid, type LogEntry } from './file-records.js';
-import { decodeEntryRecords, entryRecords } from './format/entry-records.js';
-import { OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
-import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from './format/record-batch.js';
+import type { LogSegment } from '../segment/segment.js';
+import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
+import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
+import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
+import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
 
 export interface ReadOptions {
   /** First offset to return (default: the log start offset). */

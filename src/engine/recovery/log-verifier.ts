@@ -6,12 +6,12 @@
  * is what `recover` would repair or what Kafka would reject.
  */
 import path from 'node:path';
-import type { Log } from './log.js';
-import { LogtoolError } from './errors.js';
+import type { Log } from '../log/log.js';
+import { LogtoolError } from '../errors.js';
 import { verifySegmentIndexes } from './index-verifier.js';
-import { entryRecords } from './format/entry-records.js';
+import { entryRecords } from '../format/entry-records.js';
 import { indexFileProblems } from './index-sanity.js';
-import { TXN_INDEX_SUFFIX, segmentFileName } from './segment.js';
+import { TXN_INDEX_SUFFIX, segmentFileName } from '../segment/segment.js';
 
 export interface VerifyProblem {
   file: string;

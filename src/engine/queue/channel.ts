@@ -25,9 +25,9 @@
  * checkpoint durably before returning; the position may point past data that was not yet flushed,
  * so after a power loss that shortens the log the channel reopens at the log end.
  */
-import { LogtoolError } from './errors.js';
-import type { AppendOptions, AppendResult, Log } from './log.js';
-import { encodeBatch, type LogRecord, type RecordInput } from './format/record-batch.js';
+import { LogtoolError } from '../errors.js';
+import type { AppendOptions, AppendResult, Log } from '../log/log.js';
+import { encodeBatch, type LogRecord, type RecordInput } from '../format/record-batch.js';
 import { ConsumerPositions, validateGroupName } from './consumer-positions.js';
 
 export interface ChannelOptions {

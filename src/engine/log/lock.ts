@@ -4,8 +4,8 @@
  * no lock file is left in the directory to confuse Kafka. Readers take no lock. The open, flock and
  * close go through the default file-I/O layer (realIO), so that fault-injection tests reach them.
  */
-import { LogtoolError } from './errors.js';
-import { realIO } from './io.js';
+import { LogtoolError } from '../errors.js';
+import { realIO } from '../io.js';
 
 /** Closing is best effort on paths that already failed: the first error is the one reported. */
 function closeQuietly(fd: number): void {

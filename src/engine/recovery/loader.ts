@@ -31,19 +31,19 @@
  * Everything it does (or would do) is recorded in a LoadReport; `logtool recover` renders it.
  */
 import path from 'node:path';
-import type { FileIO } from './io.js';
-import { LogtoolError } from './errors.js';
-import { DirectoryLock } from './lock.js';
-import type { LogConfig } from './config.js';
-import { parseTopicPartition, requireUnambiguousPartition, type TopicPartition } from './partition.js';
-import type { LogWarning } from './log-types.js';
-import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from './segment.js';
-import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCleanShutdownMarker, readOffsetCheckpoint, tpKey } from './checkpoint.js';
+import type { FileIO } from '../io.js';
+import { LogtoolError } from '../errors.js';
+import { DirectoryLock } from '../log/lock.js';
+import type { LogConfig } from '../config.js';
+import { parseTopicPartition, requireUnambiguousPartition, type TopicPartition } from '../log/topic-partition.js';
+import type { LogWarning } from '../log/log-types.js';
+import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../segment/segment.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCleanShutdownMarker, readOffsetCheckpoint, tpKey } from '../checkpoint.js';
 import { LostAndFound } from './lost-and-found.js';
 import { countingSink, scanAndIndex } from './index-rebuilder.js';
 import { checkOffsetIndex, checkTimeIndex, checkTxnIndex, truncateTxnIndex } from './index-sanity.js';
-import type { ScanEnd } from './file-records.js';
-import { beginChange, endChange } from './cleaner/generation.js';
+import type { ScanEnd } from '../segment/file-records.js';
+import { beginChange, endChange } from '../cleaner/generation.js';
 
 export interface TruncationReport {
   file: string;

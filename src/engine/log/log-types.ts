@@ -2,8 +2,8 @@
  * Types shared by log.ts and the modules it uses (loader.ts, log-reader.ts), kept below all three
  * so none of them imports log.ts for a type. log.ts re-exports LogWarning and SegmentInfo.
  */
-import type { LogSegment } from './segment.js';
-import type { Timestamp } from './format/record-batch.js';
+import type { LogSegment } from '../segment/segment.js';
+import type { Timestamp } from '../format/record-batch.js';
 
 export interface LogWarning {
   file: string;

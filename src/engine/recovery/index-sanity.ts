@@ -12,10 +12,10 @@
  *
  * Files are read in chunks of CHUNK_BYTES: memory stays bounded whatever the index size.
  */
-import type { FileIO } from './io.js';
-import { OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
-import { TIME_INDEX_ENTRY_BYTES } from './index/time-index.js';
-import { readInt64 } from './format/record-batch.js';
+import type { FileIO } from '../io.js';
+import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
+import { TIME_INDEX_ENTRY_BYTES } from '../segment/time-index.js';
+import { readInt64 } from '../format/record-batch.js';
 
 export const TXN_INDEX_ENTRY_BYTES = 34;
 const CHUNK_BYTES = 64 * 1024;

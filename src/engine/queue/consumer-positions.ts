@@ -24,11 +24,11 @@
  * Reads take no lock: rename makes every read see a whole file.
  */
 import path from 'node:path';
-import { realIO, type FileIO } from './io.js';
-import type { Log } from './log.js';
-import { LogtoolError } from './errors.js';
-import { DirectoryLock } from './lock.js';
-import { formatCheckpoint, parseCheckpoint, readSmallFile, writeFileAtomic } from './checkpoint.js';
+import { realIO, type FileIO } from '../io.js';
+import type { Log } from '../log/log.js';
+import { LogtoolError } from '../errors.js';
+import { DirectoryLock } from '../log/lock.js';
+import { formatCheckpoint, parseCheckpoint, readSmallFile, writeFileAtomic } from '../checkpoint.js';
 
 export const CONSUMER_OFFSETS_CHECKPOINT = 'consumer-offsets-checkpoint';
 export const CONSUMER_OFFSETS_LOCK = `${CONSUMER_OFFSETS_CHECKPOINT}.lock`;

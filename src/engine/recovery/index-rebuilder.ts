@@ -15,13 +15,13 @@
  * maxBufferedEntryBytes is checked in chunks, never loaded) and the file writers below buffer at most WRITE_BUFFER_BYTES.
  */
 import path from 'node:path';
-import type { FileIO } from './io.js';
-import { LogtoolError } from './errors.js';
-import { EntryScanner, type ScanEnd } from './file-records.js';
-import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segmentFileName } from './segment-files.js';
-import { OffsetIndex, OFFSET_INDEX_ENTRY_BYTES } from './index/offset-index.js';
-import { TimeIndex, TIME_INDEX_ENTRY_BYTES } from './index/time-index.js';
-import { readInt64, writeInt64 } from './format/record-batch.js';
+import type { FileIO } from '../io.js';
+import { LogtoolError } from '../errors.js';
+import { EntryScanner, type ScanEnd } from '../segment/file-records.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segmentFileName } from '../segment/segment-files.js';
+import { OffsetIndex, OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
+import { TimeIndex, TIME_INDEX_ENTRY_BYTES } from '../segment/time-index.js';
+import { readInt64, writeInt64 } from '../format/record-batch.js';
 
 /** Receives index entries in file order. */
 export interface IndexEntrySink {

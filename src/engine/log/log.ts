@@ -4,16 +4,16 @@
  * Kafka's clean-shutdown protocol. Opening runs the loader (loader.ts).
  */
 import path from 'node:path';
-import { realIO, type FileIO } from './io.js';
-import { LogtoolError, assert } from './errors.js';
-import { resolveConfig, type FlushMode, type LogConfig } from './config.js';
-import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './partition.js';
+import { realIO, type FileIO } from '../io.js';
+import { LogtoolError, assert } from '../errors.js';
+import { resolveConfig, type FlushMode, type LogConfig } from '../config.js';
+import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
-import { LogSegment, type AppendedBatchInfo } from './segment.js';
-import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from './format/record-batch.js';
-import { validateClientBatch } from './format/batch-validator.js';
-import { loadLog, type LoadOptions, type LoadReport } from './loader.js';
-import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from './flush/group-commit.js';
+import { LogSegment, type AppendedBatchInfo } from '../segment/segment.js';
+import { encodeBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type LogRecord, type RecordInput } from '../format/record-batch.js';
+import { validateClientBatch } from '../format/batch-validator.js';
+import { loadLog, type LoadOptions, type LoadReport } from '../recovery/loader.js';
+import { emptyFlushStats, FlushPipeline, type AckStatus, type FlushOutcome, type FlushStats } from '../flush/group-commit.js';
 import {
   LOG_START_OFFSET_CHECKPOINT,
   RECOVERY_POINT_CHECKPOINT,
@@ -25,18 +25,18 @@ import {
   setOffsetEntry,
   tpKey,
   updateOffsetCheckpoint,
-} from './checkpoint.js';
+} from '../checkpoint.js';
 import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 // Retention and compaction
-import { CLEANER_OFFSET_CHECKPOINT } from './checkpoint.js';
-import { segmentFileName } from './segment.js';
-import { cleanLog, type CleanReport, type CleanerOptions } from './cleaner/cleaner.js';
-import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, type RetentionRules } from './cleaner/retention.js';
-import { swapSegments, type RemovedFile, type StepHook } from './cleaner/swap.js';
-import { beginChange, endChange, readGeneration, sleepSync } from './cleaner/generation.js';
-import type { RetentionOptions, RetentionReport } from './cleaner/types.js';
-import { compactionSchedule, type CompactionSchedule } from './cleaner/schedule.js';
+import { CLEANER_OFFSET_CHECKPOINT } from '../checkpoint.js';
+import { segmentFileName } from '../segment/segment.js';
+import { cleanLog, type CleanReport, type CleanerOptions } from '../cleaner/cleaner.js';
+import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, type RetentionRules } from '../cleaner/retention.js';
+import { swapSegments, type RemovedFile, type StepHook } from '../cleaner/swap.js';
+import { beginChange, endChange, readGeneration, sleepSync } from '../cleaner/generation.js';
+import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
+import { compactionSchedule, type CompactionSchedule } from '../cleaner/schedule.js';
 import type { LogWarning, SegmentInfo } from './log-types.js';
 
 export type { LogWarning, SegmentInfo } from './log-types.js';

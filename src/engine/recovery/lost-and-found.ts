@@ -10,8 +10,8 @@
  * crash in between leaves the bytes in both places, never in neither.
  */
 import path from 'node:path';
-import type { FileIO } from './io.js';
-import { SymlinkError } from './errors.js';
+import type { FileIO } from '../io.js';
+import { SymlinkError } from '../errors.js';
 
 export const LOST_AND_FOUND = 'lost+found';
 const COPY_CHUNK_BYTES = 1 << 20;

@@ -1,6 +1,6 @@
 /** Partition directory names: `<topic>-<partition>` (kafka-format.md §5.2). */
 import path from 'node:path';
-import { LogtoolError } from './errors.js';
+import { LogtoolError } from '../errors.js';
 
 export interface TopicPartition {
   topic: string;

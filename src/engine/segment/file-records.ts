@@ -10,10 +10,10 @@
  * chunks and the entry is yielded with only its header in the buffer (`complete: false`);
  * `entryBytes` reads the whole of it for the consumer that needs its records.
  */
-import type { FileIO } from './io.js';
-import { LogtoolError } from './errors.js';
-import { crc32 } from './format/crc32c.js';
-import { crc32c } from './format/crc32c.js';
+import type { FileIO } from '../io.js';
+import { LogtoolError } from '../errors.js';
+import { crc32 } from '../format/crc32c.js';
+import { crc32c } from '../format/crc32c.js';
 import {
   HEADER_PROBE_BYTES,
   LOG_OVERHEAD,
@@ -22,7 +22,7 @@ import {
   readInt64,
   RECORD_BATCH_OVERHEAD,
   type BatchHeader,
-} from './format/record-batch.js';
+} from '../format/record-batch.js';
 
 /**
  * One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)` (only its header when not

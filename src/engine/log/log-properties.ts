@@ -4,10 +4,10 @@
  * repeating the flags. Kafka keeps topic configs elsewhere and ignores this file.
  */
 import path from 'node:path';
-import type { FileIO } from './io.js';
-import { LogtoolError } from './errors.js';
-import { parseProperties, formatProperties, readSmallFile, writeFileAtomic } from './checkpoint.js';
-import { parsePropertyValue, propertyNames, propertyToKey, rememberedConfigKeys, validateConfig, type LogConfig } from './config.js';
+import type { FileIO } from '../io.js';
+import { LogtoolError } from '../errors.js';
+import { parseProperties, formatProperties, readSmallFile, writeFileAtomic } from '../checkpoint.js';
+import { parsePropertyValue, propertyNames, propertyToKey, rememberedConfigKeys, validateConfig, type LogConfig } from '../config.js';
 
 export const PROPERTIES_FILE = 'logtool.properties';
 

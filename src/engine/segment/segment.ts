@@ -4,14 +4,14 @@
  * the way Kafka's recovery does (§10.3).
  */
 import path from 'node:path';
-import type { FileIO } from './io.js';
-import { LogtoolError } from './errors.js';
-import { OffsetIndex } from './index/offset-index.js';
-import { TimeIndex } from './index/time-index.js';
+import type { FileIO } from '../io.js';
+import { LogtoolError } from '../errors.js';
+import { OffsetIndex } from './offset-index.js';
+import { TimeIndex } from './time-index.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
-import { decodeRecords, type LogRecord } from './format/record-batch.js';
-import { entryRecords } from './format/entry-records.js';
-import { scanAndIndex, writeIndexFiles } from './index-rebuilder.js';
+import { decodeRecords, type LogRecord } from '../format/record-batch.js';
+import { entryRecords } from '../format/entry-records.js';
+import { scanAndIndex, writeIndexFiles } from '../recovery/index-rebuilder.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_SUFFIXES, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from './segment-files.js';
 
 export { LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, SEGMENT_SUFFIXES, segmentFileName, parseBaseOffset } from './segment-files.js';

@@ -8,8 +8,8 @@
  * decoder for these), independently of logtool's decoder:
  * - zk-multisegment-yuanliubei-2022/__consumer_offsets-17: offset 56 (00000000000000000000.log,
  *   byte 0x3d) key 0001 000c "DemoConsumer" 0006 "topic1" 00000000 = OffsetCommitKey v1
- *   (DemoConsumer, topic1, 0), value 0003 0000000000002949 ffffffff 0000 0000017de298add2 =
- *   OffsetCommitValue v3 offset 10569; offset 57 GroupMetadataKey "DemoConsumer" with a v2 value
+ *   (DemoConsumer, topic1, 0), value 0003 00000000002949f4 ffffffff 0000 0000017de298add2 =
+ *   OffsetCommitValue v3 offset 2705908 (below topic1-0's high watermark 2722402); offset 57 GroupMetadataKey "DemoConsumer" with a v2 value
  *   (protocolType "consumer", generation 5, no members); segment 58 holds one batch of two records
  *   whose values are varint -1 (0x01): tombstones for that offset key (offset 58) and for the group
  *   (offset 59). So nothing is left: {}.

@@ -8,7 +8,10 @@
 import { Option, type Command } from 'commander';
 import { LogtoolError } from '../engine/errors.js';
 import { kafkaJsonText } from '../engine/format/internal/schema.js';
-import { INTERNAL_TOPIC_KINDS, internalDecoder, type DecodedInternal, type InternalRecord, type InternalTopicKind } from '../engine/format/internal/index.js';
+import type { ChalkInstance } from 'chalk';
+import { escapeString } from '../render/escape.js';
+import { formatTimestamp, timestampJson } from '../render/timestamp.js';
+import { INTERNAL_TOPIC_KINDS, internalDecoder, internalTopicOf, type DecodedInternal, type InternalRecord, type InternalTopicKind } from '../engine/format/internal/index.js';
 import type { Timestamp } from '../engine/format/record-batch.js';
 
 export interface DecoderFlags {
@@ -46,7 +49,22 @@ export function decoderFor(kind: InternalTopicKind): (r: InternalRecord) => Deco
 
 /** One JSON line for a decoded record: {"offset","timestamp", …the decoder's object}. */
 export function decodedJsonLine(r: InternalRecord & { timestamp: Timestamp }, d: DecodedInternal): string {
-  return kafkaJsonText({ offset: r.offset, timestamp: r.timestamp, ...d.json });
+  return kafkaJsonText({ offset: r.offset, timestamp: timestampJson(r.timestamp), ...d.json });
+}
+
+/** `read`'s text line for a decoded record: offset, time, then the key and payload Kafka's parser prints. */
+export function decodedTextLine(r: InternalRecord & { timestamp: Timestamp }, d: DecodedInternal, c: ChalkInstance): string {
+  return `${c.cyan(String(r.offset))}\t${c.dim(formatTimestamp(r.timestamp))}\t${c.green(escapeString(d.key ?? ''))}\t${escapeString(d.payload ?? '')}`;
+}
+
+/**
+ * The decoder `read` uses: --decode, or (text output without --raw) the one the partition
+ * directory's topic calls for. --json stays raw without --decode, so `read --json | append` copies.
+ */
+export function readDecoderKind(dir: string, opts: { decode?: InternalTopicKind; raw?: boolean; json?: boolean }): InternalTopicKind | undefined {
+  if (opts.decode && opts.raw) throw new LogtoolError('usage', '--decode and --raw contradict each other: give one');
+  if (opts.decode) return opts.decode;
+  return opts.raw || opts.json ? undefined : internalTopicOf(dir);
 }
 
 /** `--json` on dump-log prints decoded records only: it needs a decoder. */

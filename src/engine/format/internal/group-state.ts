@@ -5,6 +5,9 @@
  * an OffsetCommit tombstone removes that offset, the latest GroupMetadata value per group wins and
  * its tombstone removes the group's metadata (its offsets have tombstones of their own). Records of
  * the KIP-848 and share-group types carry no committed offsets and are counted, not folded.
+ * Transactional offset commits (TxnOffsetCommit) are held per producer until the producer's
+ * COMMIT marker applies them in order, or its ABORT marker drops them (GroupMetadataManager's
+ * pendingTransactionalOffsetCommits); a transaction still open at the end applies nothing.
  */
 import { decodeOffsetsRecord } from './consumer-offsets.js';
 
@@ -35,6 +38,23 @@ export class GroupStateBuilder {
   private readonly metadata = new Map<string, { protocolType: string; protocol: string | null; generation: number; members: number }>();
   /** Records of record types that hold no committed offsets (KIP-848, share groups). */
   otherRecords = 0;
+  private readonly pending = new Map<string, { recordOffset: number; key: Buffer; value: Buffer | null }[]>();
+
+  /** A record of a transactional batch: held until its producer's marker. */
+  applyTransactional(producerId: number | bigint, recordOffset: number, key: Buffer, value: Buffer | null): void {
+    const id = String(producerId);
+    const list = this.pending.get(id) ?? [];
+    list.push({ recordOffset, key, value });
+    this.pending.set(id, list);
+  }
+
+  /** A producer's COMMIT (commit true) or ABORT marker. */
+  endTransaction(producerId: number | bigint, commit: boolean): void {
+    const id = String(producerId);
+    const list = this.pending.get(id) ?? [];
+    this.pending.delete(id);
+    if (commit) for (const r of list) this.apply(r.recordOffset, r.key, r.value);
+  }
 
   /** Applies one record; throws what decodeOffsetsRecord throws for a record that does not decode. */
   apply(recordOffset: number, key: Buffer, value: Buffer | null): void {

@@ -14,13 +14,13 @@ import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { fixturePath, makeTempDir, removeTempDirs, requireFixtures } from '../helpers/fixtures.js';
 import { Log } from '../../src/engine/log/log.js';
+import { h } from '../helpers/kafka-internal.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 const hasFixtures = requireFixtures(import.meta.url);
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
-const h = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const LOG0 = '00000000000000000000.log';
 
 describe('dump-log --offsets-decoder', () => {

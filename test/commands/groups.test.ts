@@ -15,16 +15,13 @@ import { fileStamps, fixturePath, hasFixtures, makeTempDir, removeTempDirs, requ
 import { Log } from '../../src/engine/log/log.js';
 import { encodeBatch } from '../../src/engine/format/record-batch.js';
 import { EXPECTED_COMMITTED } from '../engine/format/internal-topics.expected.js';
+import { h, commitKey, commitValue } from '../helpers/kafka-internal.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 requireFixtures(import.meta.url);
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
-const h = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
-const str16 = (s: string) => Buffer.concat([h(Buffer.byteLength(s).toString(16).padStart(4, '0')), Buffer.from(s)]);
-const commitKey = (group: string, topic: string, partition: number) => Buffer.concat([h('0001'), str16(group), str16(topic), h(partition.toString(16).padStart(8, '0'))]);
-const commitValue = (offset: number) => Buffer.concat([h('0003'), h(offset.toString(16).padStart(16, '0')), h('ffffffff'), str16(''), h('00000000000003e8')]);
 
 interface GroupJson {
   group: string;

@@ -11,6 +11,7 @@ import { ensureBuilt } from '../helpers/build.js';
 import { cli, sh } from '../helpers/cli.js';
 import { fixturePath, makeTempDir, removeTempDirs, requireFixtures } from '../helpers/fixtures.js';
 import { Log } from '../../src/engine/log/log.js';
+import { h } from '../helpers/kafka-internal.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
@@ -18,7 +19,6 @@ requireFixtures(import.meta.url);
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
 const OFFSETS_44 = () => fixturePath('segments', 'kraft-multisegment-rupia-2026', '__consumer_offsets-44');
-const h = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
 async function recordsOf(dir: string) {
   const log = Log.open(dir, { readOnly: true });

@@ -22,10 +22,9 @@ import { GroupStateBuilder } from '../../../src/engine/format/internal/group-sta
 import { internalDecoder, INTERNAL_TOPIC_KINDS } from '../../../src/engine/format/internal/index.js';
 import { fixturesRoot, requireFixtures } from '../../helpers/fixtures.js';
 import { EXPECTED_COMMITTED } from './internal-topics.expected.js';
+import { h, str16 } from '../../helpers/kafka-internal.js';
 
 const hasFixtures = requireFixtures(import.meta.url);
-const h = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
-const str16 = (s: string) => Buffer.concat([h(Buffer.byteLength(s).toString(16).padStart(4, '0')), Buffer.from(s)]);
 
 const segmentsRoot = path.join(fixturesRoot, 'segments');
 const partitionsOf = (topic: string): string[] =>

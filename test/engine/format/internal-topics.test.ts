@@ -171,6 +171,21 @@ describe('garbage never crashes a decoder', () => {
     );
   });
 
+  it('a valid type and version prefix followed by garbage reaches deep into each schema and still never crashes', () => {
+    const tail = fc.uint8Array({ maxLength: 96 }).map((a) => Buffer.from(a));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 16 }), fc.integer({ min: 0, max: 5 }), tail, tail, (type, version, k, v) => {
+        const key = Buffer.concat([Buffer.from([0, type]), k]);
+        const value = Buffer.concat([Buffer.from([0, version]), v]);
+        expect(typeof decodeOffsets({ offset: 0, key, value }).json).toBe('object');
+        const meta = decodeClusterMetadata({ offset: 0, key: null, value: Buffer.concat([Buffer.from([1, type + 10 * (version % 3), version]), v]) });
+        expect(meta.problem || typeof meta.payload === 'string').toBe(true);
+        expect(typeof decodeTransactionLog({ offset: 0, key: Buffer.concat([h('0000'), k]), value: Buffer.concat([Buffer.from([0, version % 2]), v]) }).json).toBe('object');
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('huge counts and lengths in a few bytes are refused before anything is allocated', () => {
     // GroupMetadataValue v0 whose member array claims 2^31-1 members
     const value = Buffer.concat([h('0000'), str16('consumer'), h('00000001 ffff ffff 7fffffff')]);

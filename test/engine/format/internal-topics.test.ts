@@ -148,6 +148,36 @@ describe('__transaction_state and metadata records, hand-encoded', () => {
     expect(decodeTransactionLog({ offset: 0, key: h('0005 0000'), value: null })).toMatchObject({ key: 'unknown::version=5', problem: true });
   });
 
+  it('tagged fields: a known tag is printed (non-default), an unknown tag skipped', () => {
+    const key = Buffer.concat([h('0000'), str16('tx')]);
+    // TransactionLogValue v1, Empty, no partitions (compact 01), tags: 2 fields — tag 0
+    // previousProducerId = 5 (8 bytes), tag 9 unknown (1 byte)
+    const value = h('0001 0000000000000007 0001 0000ea60 00 01 00000000000000c8 0000000000000064 02 00 08 0000000000000005 09 01 ff');
+    const d = decodeTransactionLog({ offset: 0, key, value });
+    expect(d.problem).toBe(false);
+    expect((d.json.value as { data: Record<string, unknown> }).data).toEqual({
+      producerId: 7,
+      previousProducerId: 5,
+      producerEpoch: 1,
+      transactionTimeoutMs: 60000,
+      transactionStatus: 0,
+      transactionPartitions: [],
+      transactionLastUpdateTimestampMs: 200,
+      transactionStartTimestampMs: 100,
+    });
+  });
+
+  it('GroupMetadataValue v4 (flexible): compact strings, member structs with their own tag sections', () => {
+    const key = Buffer.concat([h('0002'), str16('g')]);
+    // protocolType "x", generation 1, protocol null (00), leader "m" , currentStateTimestamp 5,
+    // one member: memberId "m", groupInstanceId null, clientId "c", clientHost "h", rebalance 1,
+    // session 2, subscription 0x01, assignment empty, member tags 0; value tags 0
+    const value = h('0004 0278 00000001 00 026d 0000000000000005 02 026d 00 0263 0268 00000001 00000002 0201 01 00 00');
+    expect(decodeOffsets({ offset: 0, key, value }).payload).toBe(
+      '{"version":"4","data":{"protocolType":"x","generation":1,"protocol":null,"leader":"m","currentStateTimestamp":5,"members":[{"memberId":"m","groupInstanceId":null,"clientId":"c","clientHost":"h","rebalanceTimeout":1,"sessionTimeout":2,"subscription":"AQ==","assignment":""}]}}',
+    );
+  });
+
   it('a metadata record type Kafka does not know is UNKNOWN with its type id', () => {
     expect(decodeMetadataRecord(h('01 63 00'))).toEqual({ typeId: 99, version: 0 });
     expect(decodeClusterMetadata({ offset: 3, key: null, value: h('01 63 00') })).toMatchObject({ json: { type: 'UNKNOWN', typeId: 99 }, problem: true });

@@ -177,19 +177,38 @@ function javaDouble(v: number): string {
 }
 
 /** Jackson's string escapes: JSON.stringify's, with upper-case hex in \u00XX. */
-const jacksonString = (s: string): string => JSON.stringify(s).replace(/(\\\\)|\\u00([0-9a-f]{2})/g, (m, bs: string | undefined, hex: string | undefined) => bs ?? `\\u00${hex!.toUpperCase()}`);
+function jacksonString(s: string): string {
+  const j = JSON.stringify(s);
+  if (!j.includes('\\u00')) return j;
+  return j.replace(/(\\\\)|\\u00([0-9a-f]{2})/g, (m, bs: string | undefined, hex: string | undefined) => bs ?? `\\u00${hex!.toUpperCase()}`);
+}
 
 /** The compact JSON text Jackson's ObjectNode.toString() prints for a decoded value. */
 export function kafkaJsonText(v: KafkaJson): string {
+  switch (typeof v) {
+    case 'string':
+      return jacksonString(v);
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return String(v);
+  }
   if (v === null) return 'null';
-  if (typeof v === 'string') return jacksonString(v);
-  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
   if (Buffer.isBuffer(v)) return `"${v.toString('base64')}"`;
   if (v instanceof KafkaDouble) return javaDouble(v.value);
-  if (Array.isArray(v)) return `[${v.map(kafkaJsonText).join(',')}]`;
-  return `{${Object.entries(v)
-    .map(([k, x]) => `${jacksonString(k)}:${kafkaJsonText(x)}`)
-    .join(',')}}`;
+  let out: string;
+  if (Array.isArray(v)) {
+    out = '[';
+    for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + kafkaJsonText(v[i]!);
+    return `${out}]`;
+  }
+  out = '{';
+  let first = true;
+  for (const k in v) {
+    out += `${first ? '' : ','}${jacksonString(k)}:${kafkaJsonText(v[k]!)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** Finds a schema by name; the generated tables always hold the names the decoders ask for. */

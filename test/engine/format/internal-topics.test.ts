@@ -19,6 +19,7 @@ import { decodeOffsets, decodeOffsetsRecord } from '../../../src/engine/format/i
 import { decodeTransactionLog } from '../../../src/engine/format/internal/transaction-log.js';
 import { decodeClusterMetadata, decodeMetadataRecord } from '../../../src/engine/format/internal/cluster-metadata.js';
 import { GroupStateBuilder } from '../../../src/engine/format/internal/group-state.js';
+import { KafkaDouble, kafkaJsonText } from '../../../src/engine/format/internal/schema.js';
 import { internalDecoder, INTERNAL_TOPIC_KINDS } from '../../../src/engine/format/internal/index.js';
 import { fixturesRoot, requireFixtures } from '../../helpers/fixtures.js';
 import { EXPECTED_COMMITTED } from './internal-topics.expected.js';
@@ -184,6 +185,14 @@ describe('__transaction_state and metadata records, hand-encoded', () => {
     // TopicRecord v0: name "t", topic id, no tags
     const topic = Buffer.concat([h('01 02 00 02 74'), Buffer.alloc(16, 0xff), h('00')]);
     expect(decodeClusterMetadata({ offset: 3, key: null, value: topic }).payload).toBe('{"type":"TOPIC_RECORD","version":0,"data":{"name":"t","topicId":"_____________________w"}}');
+  });
+});
+
+describe("kafkaJsonText prints as Jackson's ObjectNode.toString()", () => {
+  it('escapes, int64 beyond 2^53, bytes as base64, doubles as Java prints them', () => {
+    expect(kafkaJsonText({ s: 'a\u001f\n\\u00ab"', n: 2n ** 63n - 1n, b: Buffer.from([0xff, 0xfe]), d: new KafkaDouble(1), e: new KafkaDouble(1.5e10), z: null, a: [true, -1] })).toBe(
+      '{"s":"a\\u001F\\n\\\\u00ab\\"","n":9223372036854775807,"b":"//4=","d":1.0,"e":1.5E10,"z":null,"a":[true,-1]}',
+    );
   });
 });
 

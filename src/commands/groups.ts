@@ -17,6 +17,7 @@ import { entryRecords } from '../engine/format/entry-records.js';
 import { controlTypeOf, isControl, isTransactional } from '../engine/format/record-batch.js';
 import { GroupStateBuilder, type GroupState } from '../engine/format/internal/group-state.js';
 import { openLog, type WarningCounter } from './shared.js';
+import type { EntryWithSegment } from '../engine/log/log-reader.js';
 
 const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -34,32 +35,56 @@ function offsetsPartitions(given: string): string[] {
   return found.map((e) => path.join(given, e.name));
 }
 
-/** Folds one partition into `builder`; returns how many records did not decode (each reported). */
+/**
+ * Folds one partition into `builder`; returns how many records did not decode (each reported). A
+ * partition that cannot be opened is reported and counted as one (the others are still listed, as ls does).
+ */
 async function foldPartition(dir: string, builder: GroupStateBuilder, counter: WarningCounter): Promise<number> {
-  const log = openLog(dir, { readOnly: true }, counter);
+  let log;
+  try {
+    log = openLog(dir, { readOnly: true }, counter);
+  } catch (err) {
+    if (!(err instanceof LogtoolError)) throw err;
+    warn(`${dir}: cannot be read: ${err.describe()}`);
+    return 1;
+  }
   let undecodable = 0;
   try {
-    for (const b of log.reader().batches({ verifyCrc: false })) {
-      const h = b.entry.header;
-      for (const r of entryRecords(b.entry, { file: b.segment.logPath })) {
-        if (h && isControl(h)) {
-          const type = controlTypeOf(r.key)?.type;
-          if (type === 0 || type === 1) builder.endTransaction(h.producerId, type === 1);
-          continue;
-        }
-        try {
-          if (r.key === null) throw new LogtoolError('corrupt', 'record without a key');
-          if (h && isTransactional(h)) builder.applyTransactional(h.producerId, r.offset, r.key, r.value);
-          else builder.apply(r.offset, r.key, r.value);
-        } catch (err) {
-          if (!(err instanceof Error)) throw err;
-          undecodable++;
-          warn(`${b.segment.logPath}: record at offset ${r.offset} is not a ${OFFSETS_TOPIC} record: ${err.message}`);
-        }
-      }
-    }
+    for (const b of log.reader().batches({ verifyCrc: false })) undecodable += foldBatch(b, builder);
   } finally {
     await log.close();
+  }
+  return undecodable;
+}
+
+/**
+ * One batch's records into `builder`: control markers end transactions, transactional records wait
+ * for them. Returns how many records (or, for a batch whose records do not decode, 1) were reported.
+ */
+function foldBatch(b: EntryWithSegment, builder: GroupStateBuilder): number {
+  const h = b.entry.header;
+  let undecodable = 0;
+  try {
+    for (const r of entryRecords(b.entry, { file: b.segment.logPath })) {
+      if (h && isControl(h)) {
+        const type = controlTypeOf(r.key)?.type;
+        if (type === 0 || type === 1) builder.endTransaction(h.producerId, type === 1);
+        continue;
+      }
+      try {
+        if (r.key === null) throw new LogtoolError('corrupt', 'record without a key');
+        if (h && isTransactional(h)) builder.applyTransactional(h.producerId, r.offset, r.key, r.value);
+        else builder.apply(r.offset, r.key, r.value);
+      } catch (err) {
+        if (!(err instanceof LogtoolError)) throw err;
+        undecodable++;
+        warn(`${b.segment.logPath}: record at offset ${r.offset} is not a ${OFFSETS_TOPIC} record: ${err.message}`);
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof LogtoolError)) throw err;
+    warn(`${b.segment.logPath} at byte ${b.entry.position}: the records of the batch at offset ${b.entry.baseOffset} do not decode (${err.message}); the batch is skipped`);
+    return undecodable + 1;
   }
   return undecodable;
 }

@@ -89,6 +89,36 @@ describe('groups on written partitions', () => {
     expect(groups.map((g) => [g.group, g.offsets.map((o) => `${o.topic}-${o.partition}=${o.offset}`)])).toEqual([['g', ['a-0=10', 'b-0=70']]]);
   });
 
+  it('a partition that cannot be opened is named on stderr, the others still listed, exit 3 (as ls)', async () => {
+    const logDir = makeTempDir();
+    fs.writeFileSync(path.join(logDir, 'meta.properties'), 'version=1\n');
+    fs.mkdirSync(path.join(logDir, '__consumer_offsets-5', '00000000000000000000.log'), { recursive: true });
+    const log = Log.open(path.join(logDir, '__consumer_offsets-6'));
+    await log.append([{ key: commitKey('g', 'a', 0), value: commitValue(42), timestamp: 1 }]);
+    await log.close();
+    const r = await cli('groups', logDir, '--json');
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(path.join(logDir, '__consumer_offsets-5'));
+    expect(lines(r.stdout).map((l) => (JSON.parse(l) as GroupJson).offsets.map((o) => o.offset))).toEqual([[42]]);
+  });
+
+  it('a batch whose records cannot be decoded is named with its file and byte, later batches still folded, exit 3', async () => {
+    const dir = path.join(makeTempDir(), '__consumer_offsets-2');
+    const log = Log.open(dir);
+    await log.append([{ key: commitKey('g', 'a', 0), value: commitValue(1), timestamp: 1 }]);
+    await log.append([{ key: commitKey('g', 'b', 0), value: commitValue(2), timestamp: 1 }]);
+    await log.close();
+    const file = path.join(dir, '00000000000000000000.log');
+    const bytes = fs.readFileSync(file);
+    bytes.fill(0xff, 61, 66); // the first batch's first record length: a varint longer than 5 bytes
+    fs.writeFileSync(file, bytes);
+    const r = await cli('groups', dir, '--json');
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${file} at byte 0`);
+    expect(r.stderr).not.toMatch(/^error:/m);
+    expect(lines(r.stdout).map((l) => (JSON.parse(l) as GroupJson).offsets.map((o) => `${o.topic}=${o.offset}`))).toEqual([['b=2']]);
+  });
+
   it('a record that is not an offsets record is reported and exit 3, the rest still listed', async () => {
     const dir = path.join(makeTempDir(), '__consumer_offsets-1');
     const log = Log.open(dir);

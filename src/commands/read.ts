@@ -95,6 +95,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           if (range.key && !(r.key !== null && r.key.equals(range.key))) continue;
           remaining--;
           const decoded = decode ? decode(r) : undefined;
+          if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
           if (decoded) await out.line(opts.json ? decodedJsonLine(r, decoded) : decodedTextLine(r, decoded, c));
           else if (opts.json) await out.json(recordJson(r, encoding, stats));
           else await out.line(recordText(r, encoding, stats, c));

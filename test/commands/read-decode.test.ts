@@ -72,6 +72,16 @@ describe('read on internal topics', () => {
     expect((await cli('read', OFFSETS_44(), '--decode', 'groups')).code).toBe(2);
   });
 
+  it('a record the decoder cannot read is shown as Kafka reports it, and read exits 3', async () => {
+    const dir = path.join(makeTempDir(), '__consumer_offsets-9');
+    const log = Log.open(dir);
+    await log.append([{ key: h('0063 0000'), value: h('0000'), timestamp: 0 }]);
+    await log.close();
+    const r = await cli('read', dir);
+    expect(r.code).toBe(3);
+    expect(lines(r.stdout)).toEqual(['0\t1970-01-01T00:00:00.000Z\tUnknown record type 99 at offset 0, skipping.\t']);
+  });
+
   it('a __transaction_state partition is decoded by name; any directory with --decode transactions', async () => {
     const parent = makeTempDir();
     const key = h('0000 0002 7478');

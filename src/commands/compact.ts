@@ -18,6 +18,7 @@ import { LogtoolError } from '../engine/errors.js';
 import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
 import type { CompactionSchedule } from '../engine/cleaner/schedule.js';
 import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
+import { cleanupPolicy } from '../engine/config.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions, openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
@@ -125,7 +126,7 @@ export function renderCompactReport(r: CleanReport): string[] {
   const lines: string[] = [];
   const verb = r.dryRun ? 'Dry run of compaction for' : 'Compacted';
   lines.push(`${verb} ${r.dir}`);
-  if (!r.cleanupPolicy.split(',').map((p) => p.trim()).includes('compact')) {
+  if (!cleanupPolicy(r.cleanupPolicy).compact) {
     lines.push(c.yellow(`  note: cleanup.policy is "${r.cleanupPolicy}"; Kafka would not compact this log by itself (compacting because you asked)`));
   }
   if (r.nothingToClean) {

@@ -14,7 +14,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { Log } from '../engine/log/log.js';
-import { LogtoolError } from '../engine/errors.js';
+import { InvalidArgumentError, LogtoolError } from '../engine/errors.js';
 import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
 import type { CompactionSchedule } from '../engine/cleaner/schedule.js';
 import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
@@ -93,8 +93,9 @@ Examples:
           onProgress: (p) => progress.update(describeProgress(dir, p)),
         });
       });
-    } catch (e) {
+    } catch (caught) {
       progress.stop();
+      const e = withFlagNames(caught);
       if (opts.json && e instanceof LogtoolError) {
         await out.json({ ok: false, error: { kind: e.kind, message: e.message, file: e.file, position: e.position }, ...(e instanceof KeylessRecordsError ? { keylessRecords: e.count, firstOffsets: e.firstOffsets, files: e.files } : {}) });
         await out.flush();
@@ -112,6 +113,16 @@ Examples:
     if (counter.count > 0) process.exitCode = 3;
   });
   return cmd;
+}
+
+/** The cleaner options the command takes from flags. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = { maxMemoryBytes: '--max-memory', offsetMapBytes: '--offset-map-bytes' };
+
+/** An engine error about cleaner options, as a usage error naming the flags the user gave. */
+function withFlagNames(e: unknown): unknown {
+  if (!(e instanceof InvalidArgumentError) || !e.options.every((o) => FLAG_OF_OPTION[o])) return e;
+  const message = e.options.reduce((m, o) => m.split(o).join(FLAG_OF_OPTION[o]!), e.message);
+  return new LogtoolError('usage', message, { file: e.file, position: e.position }, { cause: e });
 }
 
 function describeProgress(dir: string, p: CleanProgress): string {

@@ -22,7 +22,7 @@
  * Memory: the offset map plus I/O buffers stay under `maxMemoryBytes`; nothing else grows with
  * the size of the log (per-producer state grows with the number of producer ids).
  */
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from '../format/compression.js';
 import { Attr, readBatchHeader, RECORD_BATCH_OVERHEAD, type BatchHeader } from '../format/record-batch.js';
 import type { FileIO } from '../io.js';
@@ -214,9 +214,9 @@ export class Cleaner {
       r.offsetMap.peakEntries = Math.max(r.offsetMap.peakEntries, map.size);
       const endOffset = map.latestOffset + 1;
       if (endOffset <= firstDirty) {
-        throw new LogtoolError(
-          'usage',
-          `the offset map (${map.slots} slots, ${map.maxEntries} keys) cannot hold the keys of one batch at offset ${firstDirty}; give the cleaner more memory (--max-memory / --offset-map-bytes)`,
+        throw new InvalidArgumentError(
+          ['maxMemoryBytes', 'offsetMapBytes'],
+          `the offset map (${map.slots} slots, ${map.maxEntries} keys) cannot hold the keys of one batch at offset ${firstDirty}; give the cleaner more memory (maxMemoryBytes / offsetMapBytes)`,
           { file: log.dir },
         );
       }

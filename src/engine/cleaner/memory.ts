@@ -4,7 +4,7 @@
  * the range and the offset map (offset-map.ts), which gets what remains — no more than the dirty
  * range could fill, unless sized explicitly.
  */
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 import { RECORD_BATCH_OVERHEAD } from '../format/record-batch.js';
 import { READ_CHUNK_BYTES } from './batch-reader.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
@@ -16,6 +16,8 @@ export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
  * scavenge, so measured heap can run this far above what the cleaner holds.
  */
 const FIXED_OVERHEAD_BYTES = 16 * 1024 * 1024;
+const MIN_OFFSET_MAP_BYTES = 2 * OFFSET_MAP_ENTRY_BYTES;
+const MAX_OFFSET_MAP_BYTES = 0x7fffffff * OFFSET_MAP_ENTRY_BYTES;
 
 /** What sizing needs to know of each segment in the range (from the header scan). */
 export interface SegmentSizing {
@@ -39,6 +41,10 @@ export function sizeCleanerMemory(
   sizes: { maxMemoryBytes?: number; offsetMapBytes?: number; headerWindowBytes: number },
 ): CleanerMemory {
   const bound = sizes.maxMemoryBytes ?? DEFAULT_CLEANER_MEMORY_BYTES;
+  const { offsetMapBytes } = sizes;
+  if (offsetMapBytes !== undefined && !(offsetMapBytes >= MIN_OFFSET_MAP_BYTES && offsetMapBytes <= MAX_OFFSET_MAP_BYTES)) {
+    throw new InvalidArgumentError(['offsetMapBytes'], `offsetMapBytes must be from ${MIN_OFFSET_MAP_BYTES} to ${MAX_OFFSET_MAP_BYTES} (${OFFSET_MAP_ENTRY_BYTES} bytes per key slot, at least 2 slots), not ${offsetMapBytes}`);
+  }
   let maxEntry = RECORD_BATCH_OVERHEAD;
   let compressed = false;
   let dirtyRecords = 0;
@@ -52,17 +58,17 @@ export function sizeCleanerMemory(
   const maxDecompressedBytes = compressed ? Math.max(8 * maxEntry, Math.min(64 << 20, Math.floor(bound / 8))) : 0;
   const reserve = 2 * (READ_CHUNK_BYTES + maxEntry) + sizes.headerWindowBytes + 2 * maxEntry + 2 * maxDecompressedBytes + FIXED_OVERHEAD_BYTES;
   let mapBytes: number;
-  if (sizes.offsetMapBytes !== undefined) mapBytes = sizes.offsetMapBytes;
+  if (offsetMapBytes !== undefined) mapBytes = offsetMapBytes;
   else {
     mapBytes = bound - reserve;
     // A map larger than the dirty range could ever fill is wasted memory.
     const useful = (Math.ceil((dirtyRecords + 1) / DEFAULT_LOAD_FACTOR) + 2) * OFFSET_MAP_ENTRY_BYTES;
     mapBytes = Math.min(mapBytes, Math.max(useful, 64 * OFFSET_MAP_ENTRY_BYTES));
   }
-  if (mapBytes < 2 * OFFSET_MAP_ENTRY_BYTES || (sizes.offsetMapBytes === undefined && reserve + mapBytes > bound)) {
-    throw new LogtoolError(
-      'usage',
-      `--max-memory ${bound} is too small: I/O buffers for batches of up to ${maxEntry} bytes need ${reserve} bytes, leaving no room for the offset map`,
+  if (mapBytes < MIN_OFFSET_MAP_BYTES || (offsetMapBytes === undefined && reserve + mapBytes > bound)) {
+    throw new InvalidArgumentError(
+      ['maxMemoryBytes'],
+      `maxMemoryBytes ${bound} is too small: I/O buffers for batches of up to ${maxEntry} bytes need ${reserve} bytes, leaving no room for the offset map`,
     );
   }
   const map = new OffsetMap(mapBytes);

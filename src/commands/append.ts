@@ -11,6 +11,7 @@ import { parseCompression, compressionNames } from '../engine/format/compression
 import type { RecordHeader, RecordInput, Timestamp } from '../engine/format/record-batch.js';
 import { Output } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
+import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';
 import {
   addFlushOptions,
   addTopicConfigOptions,
@@ -50,7 +51,7 @@ interface AppendOpts {
 
 export function appendCommand(): Command {
   const cmd = new Command('append')
-    .description('append records to a partition directory (created if missing)')
+    .description('append records to a partition directory (created if missing; its parent must exist)')
     .argument('<dir>', 'partition directory, named <topic>-<partition>')
     .option('-k, --key <key>', 'record key (omit for a null key)')
     .option('-v, --value <value>', 'record value')
@@ -85,6 +86,7 @@ Examples:
     if (!single && !opts.input && process.stdin.isTTY) {
       throw new LogtoolError('usage', 'nothing to append: give --value, or pipe NDJSON or --lines into stdin, or use --input FILE');
     }
+    const target = checkAppendTarget(dir);
     const log = openLog(dir, {
       config: { ...configFromOptions(opts), ...flushConfigFromOptions(opts), ...(opts.flushWhenQueueEmpty === false ? { flushWhenQueueEmpty: false } : {}) },
     });
@@ -100,6 +102,7 @@ Examples:
           headers: opts.header.map((h) => parseHeaderArg(h, encoding)),
           timestamp: opts.timestamp,
         });
+        if (await stdinHasData()) process.stderr.write('note: appended the one record given by --value; the data on stdin was not read (without --value/--key/--header, append reads stdin)\n');
       } else {
         if (!opts.input) process.stdin.on('error', () => undefined); // surfaced by the iterator below
         const source = opts.input ?? 'stdin';
@@ -131,6 +134,8 @@ Examples:
     } finally {
       progress?.stop();
       await log.close();
+      // A run that appended nothing leaves no directory behind (a bad first line, empty input).
+      if (!target.existed && log.nextOffset === 0) removeUnusedNewDir(dir, target);
       await out.flush();
     }
     if (failed) throw failed;

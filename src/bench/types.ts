@@ -40,9 +40,11 @@ export interface ScenarioResult {
   opUnit: string;
   /** Scenario-specific numbers (fsyncs, group sizes, batch size …), copied into the report. */
   extra?: Record<string, number | string | boolean>;
+  /** Peak RSS in MiB of the process measured when that is a child (whole-process scenarios); default the runner's own. */
+  peakRssMB?: number;
 }
 
-export type RatioMetric = 'recordsPerSec' | 'mbPerSec' | 'p99Ms';
+export type RatioMetric = 'recordsPerSec' | 'mbPerSec' | 'p50Ms' | 'p99Ms' | 'peakRssMB';
 
 /** A target from the issue, judged on one bench run (never by tests). */
 export interface BenchTarget {
@@ -52,6 +54,8 @@ export interface BenchTarget {
   ratioAtMost?: number;
   /** Absolute floor on records/s. */
   recordsPerSecAtLeast?: number;
+  /** Absolute ceiling on peak RSS in MiB. */
+  peakRssMBAtMost?: number;
 }
 
 export interface BenchScenario {

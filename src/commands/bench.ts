@@ -105,7 +105,7 @@ Examples:
       ms(s.p999Ms),
       n(s.peakRssMB),
       s.baseline ?? '',
-      s.ratioToBaseline === null ? '' : `${n(s.ratioToBaseline, s.ratioToBaseline >= 10 ? 1 : 2)} (${s.ratioMetric === 'p99Ms' ? 'p99' : s.ratioMetric === 'mbPerSec' ? 'MB/s' : 'rec/s'})`,
+      s.ratioToBaseline === null ? '' : `${n(s.ratioToBaseline, s.ratioToBaseline >= 10 ? 1 : 2)} (${s.ratioMetric === 'p99Ms' ? 'p99' : s.ratioMetric === 'p50Ms' ? 'p50' : s.ratioMetric === 'peakRssMB' ? 'RSS' : s.ratioMetric === 'mbPerSec' ? 'MB/s' : 'rec/s'})`,
       describeTarget(s.target),
       s.meetsTarget === null ? '' : s.meetsTarget ? 'yes' : 'NO',
     ]);

@@ -30,14 +30,32 @@ const REQUIRED = [
   'raw-write-fdatasync',
   'raw-fdatasync-per-1000',
   'raw-read-crc',
+  // issue 15: the thread-pool hop, start-up, the CLI's pipes, peak memory of whole processes
+  'raw-write-fdatasync-async',
+  'raw-fdatasync-per-1000-async',
+  'startup-node',
+  'startup-help',
+  'startup-read-1',
+  'raw-pipe-to-file',
+  'cli-append-lines-pipe',
+  'raw-pipe-ndjson-to-file',
+  'cli-append-ndjson-pipe',
+  'raw-print-json',
+  'cli-read-json-pipe',
+  'cli-read-text-pipe',
+  'memory-node',
+  'memory-append-pipe',
+  'memory-read-json',
+  'memory-verify-deep',
 ];
 
 const isNumber = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= 0;
 
 describe('bench --quick --json', () => {
-  it('reports every scenario with numbers, and removes its scratch directory', () => {
+  it('reports every scenario with numbers, and removes its scratch directory', { timeout: 320_000 }, () => {
     const parent = makeTempDir('logtool-bench-test-');
-    const r = spawnSync(process.execPath, [cliPath, 'bench', parent, '--quick', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    // Whole-process scenarios start many Node.js processes: minutes on a loaded CI machine.
+    const r = spawnSync(process.execPath, [cliPath, 'bench', parent, '--quick', '--json'], { encoding: 'utf8', timeout: 300_000 });
     expect(r.stderr).toBe(''); // no spinner off a terminal, no warnings
     expect(r.status).toBe(0);
     const report = JSON.parse(r.stdout) as { scenarios: Record<string, unknown>[]; machine: Record<string, unknown> };
@@ -63,6 +81,16 @@ describe('bench --quick --json', () => {
       }
     }
     for (const f of ['cpus', 'cpuModel', 'node', 'fsType']) expect(report.machine[f]).toBeTruthy();
+    // Whole processes: the child's own peak RSS (read from the child, never 0), medians beside node -e 0.
+    const byName = new Map(report.scenarios.map((s) => [s.name, s]));
+    for (const n of ['memory-node', 'memory-append-pipe', 'memory-read-json', 'memory-verify-deep', 'cli-read-json-pipe']) expect(byName.get(n)!.peakRssMB as number).toBeGreaterThan(10);
+    expect(byName.get('memory-read-json')!.ratioMetric).toBe('peakRssMB');
+    for (const n of ['startup-help', 'startup-read-1']) {
+      expect(byName.get(n)!.ratioMetric).toBe('p50Ms');
+      expect(isNumber(byName.get(n)!.interleavedRatio), n).toBe(true);
+    }
+    // The pipes carried every record: read --json printed one line per record of the data set.
+    expect(byName.get('cli-read-json-pipe')!.stdoutBytes as number).toBeGreaterThan(byName.get('cli-read-json-pipe')!.records as number);
     // The scratch directory made inside `parent` is gone.
     expect(fs.readdirSync(parent)).toEqual([]);
   });

@@ -18,6 +18,8 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 export type ErrorKind =
   | 'usage'
+  /** The library was called with an option or property value it cannot work with (API misuse). */
+  | 'invalid-argument'
   | 'io'
   | 'lock'
   | 'not-found'
@@ -31,6 +33,7 @@ export type ErrorKind =
 
 const exitCodeByKind: Record<ErrorKind, ExitCodeValue> = {
   usage: ExitCode.usage,
+  'invalid-argument': ExitCode.usage,
   io: ExitCode.operational,
   lock: ExitCode.operational,
   'not-found': ExitCode.operational,
@@ -76,6 +79,20 @@ export class CorruptDataError extends LogtoolError {
   constructor(message: string, position?: number, file?: string) {
     super('corrupt', message, { file, position });
     this.name = 'CorruptDataError';
+  }
+}
+
+/**
+ * API misuse: an option or property value the engine cannot work with. The message names the
+ * options (`options`, as the API spells them), never a command-line flag; a command that takes
+ * them from flags can say which flag (commands/compact.ts).
+ */
+export class InvalidArgumentError extends LogtoolError {
+  readonly options: readonly string[];
+  constructor(options: readonly string[], message: string, where: ErrorLocation = {}) {
+    super('invalid-argument', message, where);
+    this.name = 'InvalidArgumentError';
+    this.options = options;
   }
 }
 

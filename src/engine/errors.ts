@@ -27,7 +27,9 @@ export type ErrorKind =
   | 'unsupported'
   | 'out-of-range'
   | 'too-large'
-  | 'closed';
+  | 'closed'
+  /** A broken invariant (assert): a bug in logtool, never the user's input. */
+  | 'internal';
 
 const exitCodeByKind: Record<ErrorKind, ExitCodeValue> = {
   usage: ExitCode.usage,
@@ -40,6 +42,7 @@ const exitCodeByKind: Record<ErrorKind, ExitCodeValue> = {
   corrupt: ExitCode.data,
   unsupported: ExitCode.data,
   'too-large': ExitCode.data,
+  internal: ExitCode.operational,
 };
 
 export interface ErrorLocation {
@@ -67,7 +70,7 @@ export class LogtoolError extends Error {
   /** One line for a human: "<file> at byte <pos>: <message>". */
   describe(): string {
     const where = this.file === undefined ? '' : this.position === undefined ? `${this.file}: ` : `${this.file} at byte ${this.position}: `;
-    return `${where}${this.message}`;
+    return `${this.kind === 'internal' ? 'internal error: ' : ''}${where}${this.message}`;
   }
 }
 
@@ -110,7 +113,19 @@ export function ioError(err: unknown, path: string, action: string): LogtoolErro
   return new LogtoolError(kind, `${action} failed: ${code}${e?.message ? ` (${e.message.replace(/^\w+: /, '')})` : ''}`, { file: path }, { cause: err });
 }
 
-/** Invariant check for programmer errors (TigerBeetle style): never for user input. */
-export function assert(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new Error(`assertion failed: ${message}`);
+/** A broken invariant: the engine's state or a caller of an engine module is wrong (exit 1). */
+export class InternalError extends LogtoolError {
+  constructor(message: string, where: ErrorLocation = {}) {
+    super('internal', message, where);
+    this.name = 'InternalError';
+  }
+}
+
+/**
+ * Invariant check at a boundary (TigerBeetle style): never for user input, which gets a typed
+ * error of its own kind. Throws an InternalError (kind 'internal') naming the file and byte
+ * position when given.
+ */
+export function assert(condition: unknown, message: string, where?: ErrorLocation): asserts condition {
+  if (!condition) throw new InternalError(`assertion failed: ${message}`, where);
 }

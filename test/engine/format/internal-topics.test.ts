@@ -105,7 +105,7 @@ describe('__consumer_offsets records, hand-encoded', () => {
     const v3 = Buffer.concat([h('0003 000000000000002a 00000005'), str16(''), h('0000000000000064')]);
     expect(decodeOffsets({ offset: 0, key: key1, value: v3 }).payload).toBe('{"version":"3","data":{"offset":42,"leaderEpoch":5,"metadata":"","commitTimestamp":100}}');
     expect(decodeOffsets({ offset: 0, key: key1, value: null })).toMatchObject({ key: '{"type":"1","data":{"group":"g","topic":"t","partition":7}}', payload: '<DELETE>', problem: false });
-    const key0 = Buffer.concat([h('0000'), key1.subarray(2)]); // OffsetCommitKey v0 (brokers before 0.10.1), same fields
+    const key0 = Buffer.concat([h('0000'), key1.subarray(2)]); // OffsetCommitKey v0 (the oldest key version), same fields
     expect(decodeOffsets({ offset: 0, key: key0, value: v0 }).key).toBe('{"type":"0","data":{"group":"g","topic":"t","partition":7}}');
   });
 

@@ -14,6 +14,8 @@ import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTi
 import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
 import type { EntryWithSegment } from '../engine/log/log-reader.js';
+import { decodedJsonLine, decodedTextLine, decodeOption, decoderFor, readDecoderKind } from './internal-decode.js';
+import type { InternalTopicKind } from '../engine/format/internal/index.js';
 
 interface ReadOpts extends RangeOpts {
   fromOffset?: number;
@@ -23,6 +25,8 @@ interface ReadOpts extends RangeOpts {
   encoding: string;
   batches?: boolean;
   control?: boolean;
+  decode?: InternalTopicKind;
+  raw?: boolean;
   follow?: boolean;
 }
 
@@ -41,6 +45,8 @@ export function readCommand(): Command {
     .option('--encoding <enc>', 'keys, values and header values as utf8, base64 or hex', 'utf8')
     .option('--batches', 'print batch metadata instead of records')
     .option('--control', 'include control records (transaction markers)')
+    .addOption(decodeOption())
+    .option('--raw', 'text output: print records of internal topics as bytes, not decoded')
     .option('-f, --follow', 'after the last record, keep printing records as a writer appends them, until Ctrl-C (SIGINT, exit 0)')
     .addHelpText(
       'after',
@@ -65,10 +71,17 @@ Examples:
   logtool read logdata/demo-0 --from-offset 100 --to-offset 200 --key order-42
   logtool read logdata/demo-0 --from-offset 0 --follow --json
   logtool read /var/lib/kafka/orders-3 --batches
-  logtool read a-0 --json | logtool append b-0`,
+  logtool read a-0 --json | logtool append b-0
+  logtool read /var/lib/kafka/__consumer_offsets-12 --decode offsets --json | jq 'select(.key.data.group == "G")'
+
+Partitions of __consumer_offsets, __transaction_state and __cluster_metadata are decoded in text
+output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --json stays raw unless
+--decode names the topic's format. Decoded output leaves control records out (as kafka-dump-log.sh does).`,
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
+    const decodeKind = readDecoderKind(dir, opts);
+    const decode = decodeKind ? decoderFor(decodeKind) : undefined;
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -92,16 +105,20 @@ Examples:
           if (out.closed || remaining <= 0) return false;
           if (range.key && !(r.key !== null && r.key.equals(range.key))) return true;
           remaining--;
-          if (opts.json) await out.json(recordJson(r, encoding, stats));
+          const decoded = decode ? decode(r) : undefined;
+          if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
+          if (decoded) await out.line(opts.json ? decodedJsonLine(r, decoded) : decodedTextLine(r, decoded, c));
+          else if (opts.json) await out.json(recordJson(r, encoding, stats));
           else await out.line(recordText(r, encoding, stats, c));
           return remaining > 0;
         };
         let more = true;
-        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl: opts.control })) {
+        const includeControl = opts.control && !decode;
+        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl })) {
           if (!(more = await onRecord(r))) break;
         }
         if (opts.follow && more && remaining > 0) {
-          const follow = { nextOffset: Math.max(opts.fromOffset ?? 0, log.nextOffset), fromTime: opts.fromTime, toOffset: range.toOffset, includeControl: opts.control };
+          const follow = { nextOffset: Math.max(opts.fromOffset ?? 0, log.nextOffset), fromTime: opts.fromTime, toOffset: range.toOffset, includeControl };
           await followLog(dir, follow, () => openLog(dir, { readOnly: true }, counter), onRecord, out);
         }
       }

@@ -89,33 +89,34 @@ async function pipeOut(ctx: BenchContext, args: (logDir: string, records: number
   return processResult(run, ds.records, run.stdoutBytes, what);
 }
 
+/**
+ * A CLI command fed `input` through a pipe and its baseline: a Node.js script (`-e`) given the same
+ * input and a file to write in the scenario's directory.
+ */
+function fromPipe(input: (ctx: BenchContext) => string, baseline: { name: string; description: string; script: string }, scenario: { name: string; description: string; args: string[] }): BenchScenario[] {
+  return [
+    { name: baseline.name, description: baseline.description, baseline: true, run: (ctx) => pipeIn(ctx, input(ctx), ['-e', baseline.script, path.join(ctx.dir, 'raw.dat')], 'whole process') },
+    {
+      name: scenario.name,
+      description: scenario.description,
+      baselineName: baseline.name,
+      target: { ratioAtLeast: 0.5 },
+      run: (ctx) => pipeIn(ctx, input(ctx), [cliPath, 'append', ctx.partitionDir(), ...scenario.args], 'whole process'),
+    },
+  ];
+}
+
 export const cliPipeScenarios: BenchScenario[] = [
-  {
-    name: 'raw-pipe-to-file',
-    description: 'node reading the --lines input from a pipe and writing it to a file (whole process)',
-    baseline: true,
-    run: (ctx) => pipeIn(ctx, linesInput(ctx), ['-e', RAW_PIPE_TO_FILE, path.join(ctx.dir, 'raw.dat')], 'whole process'),
-  },
-  {
-    name: 'cli-append-lines-pipe',
-    description: '`append --lines --flush async` of 100 B lines from a pipe (whole process)',
-    baselineName: 'raw-pipe-to-file',
-    target: { ratioAtLeast: 0.5 },
-    run: (ctx) => pipeIn(ctx, linesInput(ctx), [cliPath, 'append', ctx.partitionDir(), '--lines', '--flush', 'async'], 'whole process'),
-  },
-  {
-    name: 'raw-pipe-ndjson-to-file',
-    description: 'node reading NDJSON from a pipe, JSON.parse and base64 decode of each line, values written to a file',
-    baseline: true,
-    run: (ctx) => pipeIn(ctx, ndjsonInput(ctx), ['-e', RAW_NDJSON_TO_FILE, path.join(ctx.dir, 'raw.dat')], 'whole process'),
-  },
-  {
-    name: 'cli-append-ndjson-pipe',
-    description: '`append --encoding base64` of NDJSON records (100 B values) from a pipe (whole process)',
-    baselineName: 'raw-pipe-ndjson-to-file',
-    target: { ratioAtLeast: 0.5 },
-    run: (ctx) => pipeIn(ctx, ndjsonInput(ctx), [cliPath, 'append', ctx.partitionDir(), '--encoding', 'base64'], 'whole process'),
-  },
+  ...fromPipe(
+    (ctx) => linesInput(ctx),
+    { name: 'raw-pipe-to-file', description: 'node reading the --lines input from a pipe and writing it to a file (whole process)', script: RAW_PIPE_TO_FILE },
+    { name: 'cli-append-lines-pipe', description: '`append --lines --flush async` of 100 B lines from a pipe (whole process)', args: ['--lines', '--flush', 'async'] },
+  ),
+  ...fromPipe(
+    ndjsonInput,
+    { name: 'raw-pipe-ndjson-to-file', description: 'node reading NDJSON from a pipe, JSON.parse and base64 decode of each line, values written to a file', script: RAW_NDJSON_TO_FILE },
+    { name: 'cli-append-ndjson-pipe', description: '`append --encoding base64` of NDJSON records (100 B values) from a pipe (whole process)', args: ['--encoding', 'base64'] },
+  ),
   {
     name: 'raw-print-json',
     description: 'node printing the data set’s records from memory into a pipe, one JSON.stringify each',

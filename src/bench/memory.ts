@@ -56,6 +56,21 @@ async function peakOf(ctx: BenchContext, args: string[], records: number, bytes:
 
 const target = { peakRssMBAtMost: TARGET_PEAK_RSS_MB };
 
+/** The peak RSS of a CLI command (`args` after the CLI, given the log's directory) over the shared log. */
+function overMemoryLog(name: string, description: string, args: (dir: string) => string[]): BenchScenario {
+  return {
+    name,
+    description,
+    baselineName: 'memory-node',
+    ratioMetric: 'peakRssMB',
+    target,
+    run: async (ctx) => {
+      const log = await memoryLog(ctx);
+      return peakOf(ctx, [cliPath, ...args(log.dir)], log.records, log.bytes);
+    },
+  };
+}
+
 export const memoryScenarios: BenchScenario[] = [
   {
     name: 'memory-node',
@@ -77,26 +92,6 @@ export const memoryScenarios: BenchScenario[] = [
       return peakOf(ctx, appendArgs(dir), input.records, input.bytes, input.file);
     },
   },
-  {
-    name: 'memory-read-json',
-    description: 'peak RSS of `read --json` of that log into a pipe',
-    baselineName: 'memory-node',
-    ratioMetric: 'peakRssMB',
-    target,
-    run: async (ctx) => {
-      const log = await memoryLog(ctx);
-      return peakOf(ctx, [cliPath, 'read', log.dir, '--json'], log.records, log.bytes);
-    },
-  },
-  {
-    name: 'memory-verify-deep',
-    description: 'peak RSS of `verify --deep` of that log',
-    baselineName: 'memory-node',
-    ratioMetric: 'peakRssMB',
-    target,
-    run: async (ctx) => {
-      const log = await memoryLog(ctx);
-      return peakOf(ctx, [cliPath, 'verify', log.dir, '--deep'], log.records, log.bytes);
-    },
-  },
+  overMemoryLog('memory-read-json', 'peak RSS of `read --json` of that log into a pipe', (dir) => ['read', dir, '--json']),
+  overMemoryLog('memory-verify-deep', 'peak RSS of `verify --deep` of that log', (dir) => ['verify', dir, '--deep']),
 ];

@@ -76,6 +76,8 @@ export interface ScenarioSummary {
   p999Ms: number;
   opUnit: string;
   peakRssMB: number;
+  /** Latencies in log2 buckets (LatencyRecorder.histogram), for the HTML report. */
+  latencyHistogram: { fromMs: number; counts: number[] };
   extra: Record<string, number | string | boolean>;
 }
 
@@ -105,6 +107,7 @@ export function summarize(r: ScenarioResult, peakRssMB: number): ScenarioSummary
     p999Ms: p999!,
     opUnit: r.opUnit,
     peakRssMB: r.peakRssMB ?? peakRssMB,
+    latencyHistogram: r.latenciesMs.histogram(),
     extra: r.extra ?? {},
   };
 }
@@ -279,6 +282,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
       meetsTarget: meets(s.target, ratio, recordsPerSec, r.peakRssMB),
       rounds: rounds.length,
       recordsPerSecRounds: rounds.map((x) => Math.round(x.seconds > 0 ? x.records / x.seconds : 0)),
+      description: s.description ?? '',
+      latencyHistogram: r.latencyHistogram,
       ...r.extra,
     };
   });

@@ -116,6 +116,20 @@ export class LatencyRecorder {
     return this.n;
   }
 
+  /**
+   * Counts in `buckets` log2 buckets: bucket i holds samples in (fromMs·2^i, fromMs·2^(i+1)], the
+   * first also everything below, the last everything above (the report's latency histogram).
+   */
+  histogram(fromMs = 1 / 64, buckets = 20): { fromMs: number; counts: number[] } {
+    const counts = new Array<number>(buckets).fill(0);
+    for (let i = 0; i < this.n; i++) {
+      const ms = this.data[i]!;
+      const b = Math.ceil(Math.log2(ms / fromMs)) - 1;
+      counts[Math.max(0, Math.min(buckets - 1, b))]!++;
+    }
+    return { fromMs, counts };
+  }
+
   /** p in [0, 1]; nearest-rank. 0 when empty. */
   percentiles(ps: readonly number[]): number[] {
     if (this.n === 0) return ps.map(() => 0);

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
-import type { LogConfig } from '../config.js';
+import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment } from '../segment/segment.js';
 import type { LogSegments } from './log-segments.js';
 
@@ -26,9 +26,11 @@ export interface RollHost {
 
 export class Roller {
   private readonly host: RollHost;
+  private readonly compacted: boolean;
 
   constructor(host: RollHost) {
     this.host = host;
+    this.compacted = cleanupPolicy(host.config.cleanupPolicy).compact;
   }
 
   /**
@@ -37,8 +39,7 @@ export class Roller {
    */
   get maxSegmentMs(): number {
     const c = this.host.config;
-    const compacted = c.cleanupPolicy.split(',').some((p) => p.trim() === 'compact');
-    return compacted && c.maxCompactionLagMs > 0 ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
+    return this.compacted && c.maxCompactionLagMs > 0 ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
   }
 
   /** Kafka's roll conditions (kafka-format.md §9), evaluated before each append. */

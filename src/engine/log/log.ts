@@ -113,6 +113,8 @@ export class Log {
       setLogStartOffset: (offset) => (this.logStartOffset = offset),
       roll: (offset) => this.roll(offset),
       writeLogStartOffset: () => this.writeLogStartOffset(),
+      closeRetired: (segments) =>
+        this.flusher.closeRetired(segments, (e) => this.onWarning({ file: this.dir, message: `closing a removed segment failed: ${(e as Error).message}` })),
       warn: (w) => this.onWarning(w),
     });
     if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);

@@ -79,10 +79,15 @@ export class LogFlusher {
   /**
    * Segments that left the log (retention, delete-records, a swap): no later flush syncs them, and
    * they are closed once a flush in progress — which may have an fdatasync of theirs queued — has
-   * ended, never under it. A failure to close goes to onError.
+   * ended, never under it. Closed at once when no flush runs (a failure throws, as a removal's
+   * always did); a deferred close reports a failure to onError.
    */
   closeRetired(segments: readonly LogSegment[], onError: (e: unknown) => void): void {
     this.sealedUnflushed = this.sealedUnflushed.filter((s) => !segments.includes(s));
+    if (!this.inFlight) {
+      for (const s of segments) s.closeQuietly();
+      return;
+    }
     const close = () => {
       for (const s of segments) {
         try {
@@ -92,8 +97,7 @@ export class LogFlusher {
         }
       }
     };
-    if (this.inFlight) void this.inFlight.then(close, close);
-    else close();
+    void this.inFlight.then(close, close);
   }
 
   private async syncCommitted(): Promise<FlushOutcome> {

@@ -17,7 +17,7 @@ export interface CommandSpec {
 }
 
 export const commandSpecs: readonly CommandSpec[] = [
-  { name: 'append', args: '<dir>', description: 'append records to a partition directory (created if missing)', load: async () => (await import('./append.js')).appendCommand() },
+  { name: 'append', args: '<dir>', description: 'append records to a partition directory (created if missing; its parent must exist)', load: async () => (await import('./append.js')).appendCommand() },
   { name: 'read', args: '<dir>', description: 'print records (or batch metadata) of a partition directory', load: async () => (await import('./read.js')).readCommand() },
   {
     name: 'dump-index',
@@ -96,6 +96,12 @@ export const commandSpecs: readonly CommandSpec[] = [
     args: '<logdir...>',
     description: 'list the partitions of log directories (read-only) and classify everything else in them',
     load: async () => (await import('./ls.js')).lsCommand(),
+  },
+  {
+    name: 'groups',
+    args: '<dir...>',
+    description: "consumer groups' committed offsets, read offline from __consumer_offsets partitions",
+    load: async () => (await import('./groups.js')).groupsCommand(),
   },
 ];
 

@@ -4,9 +4,9 @@
  * process.exit(): it sets process.exitCode and lets stdout drain.
  */
 import { Chalk, type ChalkInstance } from 'chalk';
-import { colourLevel } from './colour-level.js';
+import { clearStderrLine, colourLevel, setBeforeStderrLine } from './colour-level.js';
 
-export { colourLevel };
+export { clearStderrLine, colourLevel, setBeforeStderrLine };
 
 const FLUSH_AT_BYTES = 64 * 1024;
 
@@ -72,6 +72,7 @@ export function colours(stream: Pick<NodeJS.WriteStream, 'isTTY'> = process.stdo
 
 /** Warnings go to stderr, one line each. */
 export function warn(message: string): void {
+  clearStderrLine();
   const c = colours(process.stderr);
   process.stderr.write(`${c.yellow('warning:')} ${message}\n`);
 }

@@ -6,7 +6,8 @@
  */
 import { Command, CommanderError } from 'commander';
 import { LogtoolError, ExitCode } from './engine/errors.js';
-import { clearStderrLine, colourLevel } from './render/colour-level.js';
+import { colourLevel } from './render/colour-level.js';
+import { clearStderrLine } from './render/stderr-line.js';
 import { commandSpecs, specForArgv, type CommandSpec } from './commands/registry.js';
 
 /** What an error says, the same for the text line and the JSON object. */
@@ -116,8 +117,25 @@ export function buildProgram(options: { json?: boolean; loaded?: readonly Comman
       program.error(`error: unknown command '${name}'`, { exitCode: ExitCode.usage, code: 'commander.unknownCommand' });
     });
   program.addCommand(help);
+  program.addHelpText('after', TOP_LEVEL_HELP);
   return program;
 }
+
+/** After the command list of `logtool --help`: the exit codes (README, "Exit codes") and a few examples. */
+const TOP_LEVEL_HELP = `
+Exit codes:
+  0  success (verify: everything checks out; recover: the log was already consistent)
+  1  operational error: I/O failure, missing directory, the log locked by another writer
+  2  usage error: bad option, bad argument, bad input line
+  3  data problem found: corruption, torn tail, index mismatch (recover: something was repaired)
+
+Examples:
+  logtool append logdata/demo-0 --key user1 --value hello
+  logtool read logdata/demo-0 --from-offset 0 --max-records 10
+  logtool read logdata/demo-0 --follow --json
+  logtool verify /var/lib/kafka/orders-3 --deep
+  logtool recover /var/lib/kafka/orders-3 --dry-run
+  logtool help read`;
 
 /** Where runCli sends output; by default the process's own streams. */
 export interface CliStreams {

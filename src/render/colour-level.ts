@@ -1,7 +1,6 @@
 /**
- * When output is coloured (one rule for every stream) and the hook that erases a progress line
- * before a stderr line: apart from chalk, so that the CLI's error line (program.ts) can use both
- * without loading chalk at start-up. output.ts re-exports them.
+ * When output is coloured: one rule for every stream, apart from chalk so that the CLI's error line
+ * (program.ts) can follow it without loading chalk at start-up.
  */
 
 /**
@@ -23,16 +22,4 @@ function forcedColourLevel(value: string | undefined): 0 | 1 | 2 | 3 | undefined
   if (value === 'false') return 0;
   const n = Number.parseInt(value, 10);
   return Number.isNaN(n) ? undefined : (Math.max(0, Math.min(n, 3)) as 0 | 1 | 2 | 3);
-}
-
-let beforeStderrLine: (() => void) | undefined;
-
-/** Set by a progress line on stderr: erases it before a warning or an error line is written. */
-export function setBeforeStderrLine(fn: (() => void) | undefined): void {
-  beforeStderrLine = fn;
-}
-
-/** Erases a progress line, if one is drawn, so a line written to stderr starts at column 0. */
-export function clearStderrLine(): void {
-  beforeStderrLine?.();
 }

@@ -4,9 +4,10 @@
  * process.exit(): it sets process.exitCode and lets stdout drain.
  */
 import { Chalk, type ChalkInstance } from 'chalk';
-import { clearStderrLine, colourLevel, setBeforeStderrLine } from './colour-level.js';
+import { colourLevel } from './colour-level.js';
+import { clearStderrLine } from './stderr-line.js';
 
-export { clearStderrLine, colourLevel, setBeforeStderrLine };
+export { colourLevel };
 
 const FLUSH_AT_BYTES = 64 * 1024;
 
@@ -69,6 +70,8 @@ export class Output {
 export function colours(stream: Pick<NodeJS.WriteStream, 'isTTY'> = process.stdout): ChalkInstance {
   return new Chalk({ level: colourLevel(stream) });
 }
+
+export { clearStderrLine, setBeforeStderrLine } from './stderr-line.js';
 
 /** Warnings go to stderr, one line each. */
 export function warn(message: string): void {

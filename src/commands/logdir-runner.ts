@@ -210,7 +210,9 @@ export async function runOverLogDir(command: string, logDir: string, opts: LogDi
   } finally {
     await out.flush();
   }
-  if (summary.skipped > 0) warn(`${summary.skipped} partition(s) of ${logDir} skipped: ${all.find((o) => o.outcome === 'skipped')!.note ?? ''}`);
+  const skipNotes = new Map<string, number>();
+  for (const o of all) if (o.outcome === 'skipped') skipNotes.set(o.note ?? '', (skipNotes.get(o.note ?? '') ?? 0) + 1);
+  for (const [note, n] of skipNotes) warn(`${n} partition(s) of ${logDir} skipped: ${note}`);
   process.exitCode = exitCode;
 }
 

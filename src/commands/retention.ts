@@ -22,6 +22,7 @@ import { parseTopicPartition } from '../engine/log/topic-partition.js';
 import { addLogDirOptions, hasSelection, isLogDirPath, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 import { addConfigOption, partitionConfig, type ConfigSource } from './topic-configs.js';
 import { LogtoolError } from '../engine/errors.js';
+import { cleanupPolicy } from '../engine/config.js';
 
 interface RetentionOpts extends LogDirOptions {
   config?: Partial<LogConfig>;
@@ -123,7 +124,7 @@ export function renderRetentionReport(r: RetentionReport, what: 'retention' | 'd
   if (what === 'retention') {
     const ms = r.retentionMs < 0 ? 'off' : `${r.retentionMs} ms`;
     const bytes = r.retentionBytes < 0 ? 'off' : formatBytes(r.retentionBytes);
-    const policy = r.cleanupPolicy.split(',').map((s) => s.trim()).includes('delete') ? '' : ' (cleanup.policy has no "delete": only the log-start-offset rule applies)';
+    const policy = cleanupPolicy(r.cleanupPolicy).delete ? '' : ' (cleanup.policy has no "delete": only the log-start-offset rule applies)';
     lines.push(`  cleanup.policy ${r.cleanupPolicy}, retention.ms ${ms}, retention.bytes ${bytes}${policy}; evaluated at ${new Date(r.nowMs).toISOString()}`);
   }
   if (r.deleted.length === 0) lines.push('  no segment is due for deletion');

@@ -95,6 +95,22 @@ export function isLogDirPath(given: string, io: FileIO = realIO): boolean {
   return names.some((n) => parseTopicPartition(n) !== undefined && io.stat(path.join(resolved, n))?.isDirectory === true);
 }
 
+/**
+ * Where `append --topic T --partition N <logdir>` puts a partition: `<logdir>/<T>-<N>`, Kafka's
+ * name, after checking T as Kafka does so that nothing is created outside the log directory. With
+ * several log directories the manager's rule (the one holding the fewest partitions) will choose;
+ * with one, it is there. A path that is itself a partition directory is a usage error.
+ */
+export function partitionDirIn(logDir: string, topic: string | undefined, partition: number | undefined, io: FileIO = realIO): string {
+  if (topic === undefined || partition === undefined) throw new LogtoolError('usage', '--topic and --partition name the partition together: give both', { file: logDir });
+  requireValidTopicName(topic);
+  const resolved = path.resolve(logDir);
+  if (io.stat(resolved)?.isDirectory === true && !isLogDirPath(resolved, io)) {
+    throw new LogtoolError('usage', 'is a partition directory; --topic and --partition name a partition inside a log directory', { file: logDir });
+  }
+  return path.join(logDir, `${topic}-${partition}`);
+}
+
 /** True when any selection flag was given (they only make sense with a log directory). */
 export const hasSelection = (s: PartitionSelection): boolean => s.topic !== undefined || s.partition !== undefined || s.partitions !== undefined;
 

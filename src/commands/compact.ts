@@ -27,7 +27,7 @@ import { closeAfter } from './close-after.js';
 import { warn } from '../render/output.js';
 import type { LogConfig } from '../engine/config.js';
 import { parseTopicPartition } from '../engine/log/topic-partition.js';
-import { addLogDirOptions, hasSelection, isLogDirPath, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 import { addConfigOption, effectiveConfig, partitionConfig, type ConfigSource } from './topic-configs.js';
 
 interface CompactOpts extends LogDirOptions {
@@ -87,7 +87,7 @@ Examples:
   );
   cmd.action(async (dir: string, opts: CompactOpts) => {
     if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'compact --dry-run' : 'compact', dir, opts, ['config', 'cleanup.policy', 'records removed', 'bytes removed', 'segments'], (t) => compactPartition(t, opts));
-    if (hasSelection(opts)) throw new LogtoolError('usage', '--topic, --partition and --partitions select partitions of a log directory, not of a partition directory', { file: dir });
+    rejectSelection(dir, opts);
     const out = new Output();
     const progress = startProgress(`compacting ${dir}`, opts.progress !== false && !opts.json);
     let r: CompactOutcome;

@@ -114,6 +114,11 @@ export function partitionDirIn(logDir: string, topic: string | undefined, partit
 /** True when any selection flag was given (they only make sense with a log directory). */
 export const hasSelection = (s: PartitionSelection): boolean => s.topic !== undefined || s.partition !== undefined || s.partitions !== undefined;
 
+/** A usage error when selection flags come with a partition directory. */
+export function rejectSelection(dir: string, s: PartitionSelection): void {
+  if (hasSelection(s)) throw new LogtoolError('usage', '--topic, --partition and --partitions select partitions of a log directory, not of a partition directory', { file: dir });
+}
+
 /** A shell-style glob (`*`, `?`) as an anchored regular expression. */
 function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);

@@ -28,7 +28,7 @@ import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { formatBytes } from './recover.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
-import { addLogDirOptions, hasSelection, isLogDirPath, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 
 interface RebuildOpts extends LogDirOptions {
   verify?: boolean;
@@ -185,7 +185,7 @@ Examples:
     .action(async (arg: string, opts: RebuildOpts) => {
       if (!realIO.stat(arg) && !realIO.stat(`${arg}${LOG_SUFFIX}`)) throw new LogtoolError('not-found', 'no such file or directory', { file: arg });
       if (realIO.stat(arg)?.isDirectory && isLogDirPath(arg)) return runOverLogDir(opts.verify ? 'rebuild-index --verify' : 'rebuild-index', arg, opts, ['segments', 'bytes', 'offset entries', 'time entries', 'indexes'], (t) => rebuildPartition(t, opts));
-      if (hasSelection(opts)) throw new LogtoolError('usage', '--topic, --partition and --partitions select partitions of a log directory, not of a partition directory', { file: arg });
+      rejectSelection(arg, opts);
       const { dir, bases } = resolveTargets(arg);
       const config = resolveConfig(loadRememberedConfig(realIO, dir), configFromOptions(opts));
       // Rewriting indexes under a live writer would race its appends; verifying only reads.

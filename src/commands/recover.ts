@@ -23,7 +23,7 @@ import { Output, colours } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
 import { formatBytes } from '../render/bytes.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
-import { addLogDirOptions, hasSelection, isLogDirPath, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 
 interface RecoverOpts extends LogDirOptions {
   json?: boolean;
@@ -195,7 +195,7 @@ Examples:
     )
     .action(async (dir: string, opts: RecoverOpts) => {
       if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'recover --dry-run' : 'recover', dir, opts, ['scanned', 'batches', 'bytes', 'cut bytes', 'dropped', 'status'], (t) => recoverPartition(t, opts));
-      if (hasSelection(opts)) throw new LogtoolError('usage', '--topic, --partition and --partitions select partitions of a log directory, not of a partition directory', { file: dir });
+      rejectSelection(dir, opts);
       const progress = startProgress(`recovering ${dir}`, opts.progress !== false);
       const onProgress = progressReporter(progress);
       let result: { report: LoadReport; warnings: string[] };

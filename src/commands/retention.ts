@@ -19,9 +19,8 @@ import { formatBytes } from './recover.js';
 import { formatTimestamp } from '../render/timestamp.js';
 import type { LogConfig } from '../engine/config.js';
 import { parseTopicPartition } from '../engine/log/topic-partition.js';
-import { addLogDirOptions, hasSelection, isLogDirPath, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 import { addConfigOption, partitionConfig, type ConfigSource } from './topic-configs.js';
-import { LogtoolError } from '../engine/errors.js';
 import { cleanupPolicy } from '../engine/config.js';
 
 interface RetentionOpts extends LogDirOptions {
@@ -97,7 +96,7 @@ Examples:
     )
     .action(async (dir: string, opts: RetentionOpts) => {
       if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'retention --dry-run' : 'retention', dir, opts, ['config', 'cleanup.policy', 'segments', 'deleted', 'bytes deleted', 'log start'], (t) => retentionPartition(t, opts));
-      if (hasSelection(opts)) throw new LogtoolError('usage', '--topic, --partition and --partitions select partitions of a log directory, not of a partition directory', { file: dir });
+      rejectSelection(dir, opts);
       const out = new Output();
       const progress = startProgress(`applying retention to ${dir}`, opts.progress !== false && !opts.json);
       let r: RetentionOutcome;

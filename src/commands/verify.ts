@@ -4,11 +4,10 @@
  */
 import { Command } from 'commander';
 import { verifyLog } from '../engine/recovery/log-verifier.js';
-import { LogtoolError } from '../engine/errors.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, type WarningCounter } from './shared.js';
-import { addLogDirOptions, hasSelection, isLogDirPath, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 
 interface VerifyOpts extends LogDirOptions {
   deep?: boolean;
@@ -66,7 +65,7 @@ Examples:
     )
     .action(async (dir: string, opts: VerifyOpts) => {
       if (isLogDirPath(dir)) return runOverLogDir('verify', dir, opts, ['segments', 'batches', 'bytes', 'log start', 'log end', 'problems'], (t) => verifyPartition(t, opts));
-      if (hasSelection(opts)) throw new LogtoolError('usage', '--topic, --partition and --partitions select partitions of a log directory, not of a partition directory', { file: dir });
+      rejectSelection(dir, opts);
       const out = new Output();
       // Opening may already warn about a torn tail; the report below lists every problem anyway.
       const log = openLog(dir, { readOnly: true });

@@ -12,24 +12,13 @@ import { Log } from '../../src/engine/log/log.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { makeTempDir, removeTempDirs, requireFixtures, segmentCases, type SegmentCase } from '../helpers/fixtures.js';
-import { copyBrokerLogDir, parseRun, partitionNames, treeStamps } from '../helpers/logdirs.js';
+import { copyBrokerLogDir, parseRun, partitionNames, treeStamps, type PartitionLine } from '../helpers/logdirs.js';
 
 requireFixtures(import.meta.url);
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
-interface Line {
-  dir: string;
-  topic: string;
-  partition: number;
-  outcome: string;
-  note?: string;
-  configSource?: string;
-  cleanupPolicy?: string;
-  deleted?: { file: string }[];
-  recordsRemoved?: number;
-  logEndOffset?: number;
-}
+type Line = PartitionLine;
 
 const cases = segmentCases();
 const INTERNAL = new Set(['__consumer_offsets', '__transaction_state']);

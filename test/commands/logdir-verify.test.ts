@@ -13,22 +13,13 @@ import { Log } from '../../src/engine/log/log.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { hasCleanShutdownMarker, makeTempDir, removeTempDirs, requireFixtures, segmentCases, type SegmentCase } from '../helpers/fixtures.js';
-import { copyBrokerLogDir, parseRun, partitionNames, treeStamps } from '../helpers/logdirs.js';
+import { copyBrokerLogDir, parseRun, partitionNames, treeStamps, type PartitionLine } from '../helpers/logdirs.js';
 
 requireFixtures(import.meta.url);
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
-interface Line {
-  dir: string;
-  topic: string;
-  partition: number;
-  outcome: string;
-  note?: string;
-  error?: { kind: string; message: string; file: string | null };
-  problems?: unknown[];
-  status?: string;
-}
+type Line = PartitionLine;
 
 const cases = segmentCases();
 const byCase = cases.map((c) => [c.case, c] as [string, SegmentCase]);

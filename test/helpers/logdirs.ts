@@ -66,6 +66,23 @@ export function partitionNames(dir: string): string[] {
     .sort();
 }
 
+/** The fields tests read from a partition's NDJSON line (the runner's, then the command's). */
+export interface PartitionLine {
+  dir: string;
+  topic: string;
+  partition: number;
+  outcome: string;
+  note?: string;
+  error?: { kind: string; message: string; file: string | null };
+  problems?: unknown[];
+  status?: string;
+  configSource?: string;
+  cleanupPolicy?: string;
+  deleted?: { file: string }[];
+  recordsRemoved?: number;
+  logEndOffset?: number;
+}
+
 export interface NdjsonRun<L> {
   lines: L[];
   summary: { summary: true; partitions: number; ok: number; problems: number; failed: number; skipped: number; exitCode: number; broker: boolean };

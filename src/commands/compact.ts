@@ -86,7 +86,7 @@ Examples:
   logtool compact /var/lib/kafka/data --topic __consumer_offsets --if-needed --dry-run`,
   );
   cmd.action(async (dir: string, opts: CompactOpts) => {
-    if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'compact --dry-run' : 'compact', dir, opts, ['config', 'cleanup.policy', 'records removed', 'bytes removed', 'segments'], (t) => compactPartition(t, opts));
+    if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'compact --dry-run' : 'compact', dir, opts, ['config', 'cleanup.policy', 'records removed', 'bytes removed', 'segments'], (t) => compactPartition(t, opts), opts.dryRun ? 'read' : 'write');
     rejectSelection(dir, opts);
     const out = new Output();
     const progress = startProgress(`compacting ${dir}`, opts.progress !== false && !opts.json);

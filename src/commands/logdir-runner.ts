@@ -73,7 +73,7 @@ interface Outcome {
 }
 
 export function addLogDirOptions(cmd: Command): Command {
-  cmd.addOption(new Option('--threads <n>', 'log directory: partitions processed at a time (Kafka: num.recovery.threads.per.data.dir)').argParser(parseInteger('--threads', 1)).default(DEFAULT_THREADS));
+  cmd.addOption(new Option('--threads <n>', 'log directory: partitions checked at a time (Kafka: num.recovery.threads.per.data.dir); runs that write take one at a time').argParser(parseInteger('--threads', 1)).default(DEFAULT_THREADS));
   cmd.addOption(new Option('--topic <name>', 'log directory: only the partitions of this topic'));
   cmd.addOption(new Option('--partition <n>', 'log directory: only partitions with this number').argParser(parseInteger('--partition', 0)));
   cmd.addOption(new Option('--partitions <glob>', "log directory: only partition directories whose name matches (* and ?, e.g. 'orders-*')"));
@@ -184,7 +184,12 @@ function progressText(command: string, done: number, total: number, bytesDone: n
  * order (NDJSON lines as soon as every earlier partition is done), so the output is the same for
  * every number of threads. Sets process.exitCode by the one rule.
  */
-export async function runOverLogDir(command: string, logDir: string, opts: LogDirOptions, columns: string[], fn: PartitionFn): Promise<void> {
+export async function runOverLogDir(command: string, logDir: string, opts: LogDirOptions, columns: string[], fn: PartitionFn, access: 'read' | 'write' = 'read'): Promise<void> {
+  // A writable open and close of one partition deletes and restores the log directory's
+  // clean-shutdown marker, and a restore is skipped while a sibling is open: interleaved, two
+  // partitions would leave a marker that depends on --threads. Until the manager owns the marker,
+  // writable runs open one partition at a time.
+  const threads = access === 'write' ? 1 : opts.threads;
   const targets = selectPartitions(logDir, opts);
   const out = new Output();
   const bytesTotal = targets.reduce((n, t) => n + t.logBytes, 0);
@@ -212,7 +217,7 @@ export async function runOverLogDir(command: string, logDir: string, opts: LogDi
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(opts.threads, Math.max(1, targets.length)) }, worker));
+    await Promise.all(Array.from({ length: Math.min(threads, Math.max(1, targets.length)) }, worker));
   } finally {
     progress.stop();
   }

@@ -194,7 +194,7 @@ Examples:
   logtool recover logdata/demo-0 --discard`,
     )
     .action(async (dir: string, opts: RecoverOpts) => {
-      if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'recover --dry-run' : 'recover', dir, opts, ['scanned', 'batches', 'bytes', 'cut bytes', 'dropped', 'status'], (t) => recoverPartition(t, opts));
+      if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'recover --dry-run' : 'recover', dir, opts, ['scanned', 'batches', 'bytes', 'cut bytes', 'dropped', 'status'], (t) => recoverPartition(t, opts), opts.dryRun ? 'read' : 'write');
       rejectSelection(dir, opts);
       const progress = startProgress(`recovering ${dir}`, opts.progress !== false);
       const onProgress = progressReporter(progress);

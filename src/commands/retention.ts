@@ -95,7 +95,7 @@ Examples:
   logtool retention /var/lib/kafka/data --topic orders --config retention.ms=604800000 --dry-run`,
     )
     .action(async (dir: string, opts: RetentionOpts) => {
-      if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'retention --dry-run' : 'retention', dir, opts, ['config', 'cleanup.policy', 'segments', 'deleted', 'bytes deleted', 'log start'], (t) => retentionPartition(t, opts));
+      if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'retention --dry-run' : 'retention', dir, opts, ['config', 'cleanup.policy', 'segments', 'deleted', 'bytes deleted', 'log start'], (t) => retentionPartition(t, opts), opts.dryRun ? 'read' : 'write');
       rejectSelection(dir, opts);
       const out = new Output();
       const progress = startProgress(`applying retention to ${dir}`, opts.progress !== false && !opts.json);

@@ -158,6 +158,21 @@ describe('threads', () => {
 });
 
 describe('rebuild-index and recover over a log directory', () => {
+  it('a real recover leaves the same files and clean-shutdown marker with --threads 1 and 2', async () => {
+    const tree = (dir: string) => Object.keys(treeStamps(dir)).filter((f) => !f.includes('lost+found')).sort();
+    const runs: { code: number; files: string[]; marker: boolean }[] = [];
+    for (const threads of ['1', '2']) {
+      const dir = await ownLogDir();
+      // Two partitions with a torn tail: both are opened for writing and repaired.
+      for (const p of ['a-0', 'b-0']) fs.appendFileSync(path.join(dir, p, '00000000000000000000.log'), Buffer.from([0, 0, 0, 0, 0, 0, 0, 9, 0, 0]));
+      expect(fs.existsSync(path.join(dir, '.kafka_cleanshutdown'))).toBe(true);
+      const r = await cli('recover', dir, '--threads', threads, '--full', '--json');
+      runs.push({ code: r.code, files: tree(dir), marker: fs.existsSync(path.join(dir, '.kafka_cleanshutdown')) });
+    }
+    expect(runs[0]!.code).toBe(3);
+    expect(runs[1]).toEqual(runs[0]);
+  });
+
   it('rebuild-index puts back a missing index in every selected partition; verify is then clean', async () => {
     const dir = await ownLogDir();
     for (const p of ['a-0', 'b-0']) fs.rmSync(path.join(dir, p, '00000000000000000000.index'));

@@ -46,12 +46,12 @@ interface CompactOpts extends LogDirOptions {
 
 export function compactCommand(): Command {
   const cmd = new Command('compact')
-    .description("compact a partition directory (or the compacted partitions of a log directory) by Kafka's cleaner rules: keep the latest record per key")
+    .description("compact a partition directory by Kafka's cleaner rules: keep the latest record per key")
     .argument('<dir>', 'partition directory named <topic>-<partition>, or a log directory (every partition, or those selected)')
     .option('--dry-run', 'report how many records and bytes would be removed; change nothing')
     .option('--json', 'print the report as one JSON object')
     .option('--from-start', 'ignore cleaner-offset-checkpoint: treat the whole log as dirty (re-clean from the log start offset)')
-    .option('--max-memory <bytes>', `bound on the cleaner's memory: offset map plus I/O buffers (default ${DEFAULT_CLEANER_MEMORY_BYTES}, Kafka's dedupe buffer)`, parseInteger('--max-memory', 1), DEFAULT_CLEANER_MEMORY_BYTES)
+    .option('--max-memory <bytes>', "bound on the cleaner's memory: offset map plus I/O buffers (as Kafka's dedupe buffer)", parseInteger('--max-memory', 1), DEFAULT_CLEANER_MEMORY_BYTES)
     .option('--offset-map-bytes <bytes>', 'size the key→offset map explicitly (24 bytes per key slot); a small map means several passes', parseInteger('--offset-map-bytes', 48))
     .option('--now <time>', 'clean as of this time: delete horizons, min.compaction.lag.ms (epoch ms or ISO-8601; default now)', parseTime('--now'))
     .option('--keep-removed <dir>', 'keep every replaced segment file under <dir>/<partition>/<time>/ instead of deleting it')
@@ -92,7 +92,10 @@ Examples:
     const progress = startProgress(`compacting ${dir}`, opts.progress !== false && !opts.json);
     let r: CompactOutcome;
     try {
-      r = await compactOn(dir, parseTopicPartition(dir)?.topic ?? '', opts, (p) => progress.update(describeProgress(dir, p)));
+      r = await compactOn(dir, parseTopicPartition(dir)?.topic ?? '', opts, (p) => {
+        progress.update(describeProgress(dir, p));
+        progress.count(p.bytesDone, p.bytesTotal);
+      });
     } catch (caught) {
       progress.stop();
       const e = withFlagNames(caught);
@@ -193,8 +196,7 @@ function withFlagNames(e: unknown): unknown {
 
 function describeProgress(dir: string, p: CleanProgress): string {
   const what = p.phase === 'scan' ? 'checking' : p.phase === 'map' ? 'mapping keys of' : 'cleaning';
-  const pct = p.bytesTotal > 0 ? ` ${Math.min(100, Math.floor((100 * p.bytesDone) / p.bytesTotal))}%` : '';
-  return `${what} ${dir}${p.pass > 0 ? ` (pass ${p.pass})` : ''}:${pct} of ${formatBytes(p.bytesTotal)}`;
+  return `${what} ${dir}${p.pass > 0 ? ` (pass ${p.pass})` : ''}`;
 }
 
 export function renderCompactReport(r: CleanReport): string[] {

@@ -21,7 +21,6 @@ import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { escapeString } from '../render/escape.js';
 import { startProgress } from '../render/progress.js';
-import { formatBytes } from '../render/bytes.js';
 import { parseInteger } from './shared.js';
 
 /** Kafka 4.0's num.recovery.threads.per.data.dir. */
@@ -172,13 +171,6 @@ async function runOne(target: PartitionTarget, fn: PartitionFn): Promise<Outcome
   }
 }
 
-function progressText(command: string, done: number, total: number, bytesDone: number, bytesTotal: number, startedMs: number): string {
-  const seconds = (Date.now() - startedMs) / 1000;
-  const rate = seconds > 0 ? bytesDone / seconds : 0;
-  const eta = rate > 0 && bytesTotal > bytesDone ? `, ETA ${Math.ceil((bytesTotal - bytesDone) / rate)} s` : '';
-  return `${command}: ${done}/${total} partitions, ${formatBytes(bytesDone)} of ${formatBytes(bytesTotal)}, ${formatBytes(Math.round(rate))}/s${eta}`;
-}
-
 /**
  * Runs `fn` on every selected partition, at most `threads` at a time, and reports in partition
  * order (NDJSON lines as soon as every earlier partition is done), so the output is the same for
@@ -193,8 +185,9 @@ export async function runOverLogDir(command: string, logDir: string, opts: LogDi
   const targets = selectPartitions(logDir, opts);
   const out = new Output();
   const bytesTotal = targets.reduce((n, t) => n + t.logBytes, 0);
-  const progress = startProgress(`${command} ${logDir}`, opts.progress !== false);
-  const started = Date.now();
+  // The shared renderer: the label counts partitions, the count is bytes (rate and ETA from it).
+  const progress = startProgress(`${command} ${logDir}: 0/${targets.length} partitions`, opts.progress !== false, { unit: 'bytes' });
+  progress.count(0, bytesTotal);
   const outcomes: (Outcome | undefined)[] = new Array<Outcome | undefined>(targets.length);
   let next = 0;
   let printed = 0;
@@ -212,7 +205,8 @@ export async function runOverLogDir(command: string, logDir: string, opts: LogDi
       outcomes[i] = await runOne(targets[i]!, fn);
       done++;
       bytesDone += targets[i]!.logBytes;
-      progress.update(progressText(command, done, targets.length, bytesDone, bytesTotal, started));
+      progress.update(`${command} ${logDir}: ${done}/${targets.length} partitions`);
+      progress.count(bytesDone, bytesTotal);
       await emitReady();
     }
   };

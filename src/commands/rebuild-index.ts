@@ -197,7 +197,12 @@ Examples:
       const started = performance.now();
       let failed = false;
       try {
-        const r = processSegments(dir, bases, Boolean(opts.verify), config.indexIntervalBytes, (name, bytes) => progress.update(`${opts.verify ? 'verifying' : 'rebuilding'} ${name}: ${formatBytes(bytes)} scanned`));
+        const totalBytes = bases.reduce((n, b) => n + (realIO.stat(path.join(dir, segmentFileName(b, LOG_SUFFIX)))?.size ?? 0), 0);
+        let segment = '';
+        const r = processSegments(dir, bases, Boolean(opts.verify), config.indexIntervalBytes, (name, bytes) => {
+          if (name !== segment) progress.update(`${opts.verify ? 'verifying' : 'rebuilding'} ${(segment = name)}`);
+          progress.count(bytes, totalBytes);
+        });
         outcomes.push(...r.outcomes);
         failed = r.failed;
       } finally {

@@ -20,8 +20,7 @@ import { resolveConfig } from '../engine/config.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { loadLog, type LoadProgress, type LoadReport } from '../engine/recovery/loader.js';
 import { Output, colours } from '../render/output.js';
-import { startProgress, type Progress } from '../render/progress.js';
-import { formatBytes } from '../render/bytes.js';
+import { formatBytes, startProgress, type Progress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 
@@ -33,10 +32,14 @@ interface RecoverOpts extends LogDirOptions {
   progress?: boolean;
 }
 
+/** Kept here for the commands that import it from recover. */
 export { formatBytes };
 
 function progressReporter(progress: Progress): (p: LoadProgress) => void {
-  return (p) => progress.update(`validating ${path.basename(p.file)}: ${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}`);
+  return (p) => {
+    progress.update(`validating ${path.basename(p.file)}`);
+    progress.count(p.bytesDone, p.bytesTotal);
+  };
 }
 
 /** Runs the loader without changing anything (the writer lock is still taken: a live log has no stable tail). */
@@ -164,7 +167,7 @@ async function recoverPartition(t: PartitionTarget, opts: RecoverOpts): Promise<
 
 export function recoverCommand(): Command {
   return addLogDirOptions(addTopicConfigOptions(new Command('recover')))
-    .description("run Kafka's log recovery on a partition directory (or every partition of a log directory) and report what was repaired")
+    .description("run Kafka's log recovery on a partition directory and report what was repaired")
     .argument('<dir>', 'partition directory, or a log directory (every partition, or those selected)')
     .option('--json', 'print the report as one JSON object')
     .option('--dry-run', 'report what would be done; change nothing')

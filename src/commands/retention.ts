@@ -65,7 +65,7 @@ async function retentionPartition(t: PartitionTarget, opts: RetentionOpts): Prom
 
 export function retentionCommand(): Command {
   return addConfigOption(addLogDirOptions(new Command('retention')))
-    .description("apply Kafka's retention to a partition directory (or every partition of a log directory) now: delete segments past retention.ms / retention.bytes")
+    .description("apply Kafka's retention to a partition directory now: delete segments past retention.ms / retention.bytes")
     .argument('<dir>', 'partition directory named <topic>-<partition>, or a log directory (every partition, or those selected)')
     .option('--retention-ms <ms>', 'delete segments whose newest record is older than this (default: the log\'s retention.ms; -1 = off); not remembered', parseInteger('--retention-ms', -1))
     .option('--retention-bytes <n>', 'delete the oldest segments while the log is larger than this (default: the log\'s retention.bytes; -1 = off); not remembered', parseInteger('--retention-bytes', -1))

@@ -39,7 +39,7 @@ async function verifyPartition(t: PartitionTarget, opts: VerifyOpts): Promise<Pa
 
 export function verifyCommand(): Command {
   return addLogDirOptions(new Command('verify'))
-    .description('check a partition directory, or every partition of a log directory, without changing it: CRCs, offsets, indexes (and every record with --deep)')
+    .description('check a partition directory without changing it: CRCs, offsets, indexes (and every record with --deep)')
     .argument('<dir>', 'partition directory, or a log directory (every partition, or those selected)')
     .option('--deep', 'decode every record (decompression and record-level validation), not only batches')
     .option('--no-indexes', 'skip checking .index and .timeindex entries against the .log')
@@ -76,7 +76,7 @@ Examples:
           deep: opts.deep,
           skipIndexes: opts.indexes === false,
           maxProblems: opts.maxProblems,
-          onProgress: (done, total) => progress.update(`verifying ${dir}: ${total > 0 ? Math.floor((done / total) * 100) : 100}%`),
+          onProgress: (done, total) => progress.count(done, total),
         });
         progress.stop();
         problems = r.problems.length;

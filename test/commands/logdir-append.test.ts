@@ -29,9 +29,13 @@ function allPaths(root: string): string[] {
 }
 
 describe('append into a log directory', () => {
-  it('creates <logdir>/<topic>-<partition> (and the log directory) and appends there', async () => {
+  it('creates <logdir>/<topic>-<partition> and appends there; a missing log directory is not created (exit 1)', async () => {
     const root = makeTempDir('logtool-append-logdir-');
     const logDir = path.join(root, 'data');
+    const missing = await cli('append', logDir, '--topic', 'orders', '--partition', '3', '--value', 'v');
+    expect(missing.code, missing.stderr).toBe(1);
+    expect(fs.readdirSync(root)).toEqual([]);
+    fs.mkdirSync(logDir);
     const r = await cli('append', logDir, '--topic', 'orders.v2_x-y', '--partition', '3', '--key', 'k', '--value', 'hello', '--json');
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ baseOffset: 0, count: 1 });
@@ -71,6 +75,7 @@ describe('append into a log directory', () => {
   it('--topic without --partition, a partition directory with --topic, a log directory without them: exit 2, nothing written', async () => {
     const root = makeTempDir('logtool-append-usage-');
     const logDir = path.join(root, 'data');
+    fs.mkdirSync(logDir);
     const seed = await cli('append', logDir, '--topic', 'a', '--partition', '0', '--value', 'v');
     expect(seed.code, seed.stderr).toBe(0);
     const before = treeStamps(root);

@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log/log.js';
-import { ensureBuilt } from '../helpers/build.js';
-import { cli } from '../helpers/cli.js';
+import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { cli, run } from '../helpers/cli.js';
 import { hasCleanShutdownMarker, makeTempDir, removeTempDirs, requireFixtures, segmentCases, type SegmentCase } from '../helpers/fixtures.js';
 import { copyBrokerLogDir, parseRun, partitionNames, treeStamps, type PartitionLine } from '../helpers/logdirs.js';
 
@@ -141,6 +141,23 @@ describe('selecting partitions', () => {
       expect(parseRun<Line>(r.stdout).lines.map((l) => path.basename(l.dir))).toEqual(['a-0', 'a-1', 'b-0']);
     }
   });
+});
+
+describe('progress', () => {
+  it('on a terminal (CI unset) the run draws partitions done and bytes with rate; on a pipe nothing', async () => {
+    const c = cases.find((x) => x.case.includes('multisegment-erickimm')) ?? cases[0]!;
+    const dir = copyBrokerLogDir(c);
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const tty = await run('script', ['-qfec', `${q(process.execPath)} ${q(cliPath)} verify --deep ${q(dir)}`, '/dev/null'], { CI: undefined as unknown as string, NO_COLOR: '1' }, 120_000);
+    // The label (cut to the terminal's width, keeping its ends) counts partitions; the counts are bytes.
+    const draws = tty.stdout.split('\r').filter((l) => /partitions: /.test(l));
+    expect(draws.length, tty.stdout.slice(0, 500)).toBeGreaterThan(0);
+    expect(draws[0]).toMatch(/ verify \/.*\d+ partitions: /);
+    expect(draws.at(-1)).toMatch(/partitions: .* of .*(KiB|MiB) \(\d+%\)/);
+    const pipe = await cli('verify', '--deep', dir);
+    expect(pipe.stderr).not.toMatch(/partitions:/);
+    expect(pipe.stderr + pipe.stdout).not.toContain('\u001b');
+  }, 180_000);
 });
 
 describe('threads', () => {

@@ -14,8 +14,8 @@ import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTi
 import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
 import type { EntryWithSegment } from '../engine/log/log-reader.js';
-import { decodedJsonLine, decodedTextLine, decodeOption, decoderFor, readDecoderKind } from './internal-decode.js';
-import type { InternalTopicKind } from '../engine/format/internal/index.js';
+import { decodeOption, readDecoderKind } from './decode-options.js';
+import type { InternalTopicKind } from '../engine/format/internal/topics.js';
 
 interface ReadOpts extends RangeOpts {
   fromOffset?: number;
@@ -81,7 +81,9 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
     const decodeKind = readDecoderKind(dir, opts);
-    const decode = decodeKind ? decoderFor(decodeKind) : undefined;
+    // The decoders (and their schemas) load only when a record of an internal topic is decoded.
+    const decoding = decodeKind ? await import('./internal-decode.js') : undefined;
+    const decode = decoding && decodeKind ? decoding.decoderFor(decodeKind) : undefined;
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -107,7 +109,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           remaining--;
           const decoded = decode ? decode(r) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
-          if (decoded) await out.line(opts.json ? decodedJsonLine(r, decoded) : decodedTextLine(r, decoded, c));
+          if (decoded && decoding) await out.line(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
           else if (opts.json) await out.json(recordJson(r, encoding, stats));
           else await out.line(recordText(r, encoding, stats, c));
           return remaining > 0;

@@ -116,12 +116,13 @@ function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: 
       line += `${prefix}key: ${parsed.key}`;
       prefix = ' ';
     }
-    if (parsed.payload !== undefined) line += `${prefix}payload: ${parsed.payload}`;
+    // DumpLogSegments prints " payload: " whatever came before (only the key takes the "| " prefix).
+    if (parsed.payload !== undefined) line += ` payload: ${parsed.payload}`;
   }
   return line;
 }
 
-async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: Map<string, Map<number, number>>): Promise<boolean> {
+async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: Map<string, [number, number][]>): Promise<boolean> {
   const name = path.basename(file);
   if (opts.json) {
     // --json: decoded records only (no header, batch or Kafka text lines).
@@ -149,9 +150,11 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
       // millions of records is never held; a record that cannot be decoded ends that batch.
       try {
         for (const r of entryRecords(e, file)) {
-          if (r.offset !== lastOffset + 1) {
-            const pairs = nonConsecutive.get(path.resolve(file)) ?? new Map<number, number>();
-            pairs.set(lastOffset, r.offset);
+          // DumpLogSegments (Scala): the first record sets lastOffset (a segment need not start at
+          // 0); each later gap is prepended to the file's list (printed newest first, in reverse).
+          if (lastOffset !== -1 && r.offset !== lastOffset + 1) {
+            const pairs = nonConsecutive.get(path.resolve(file)) ?? [];
+            pairs.push([lastOffset, r.offset]);
             nonConsecutive.set(path.resolve(file), pairs);
           }
           lastOffset = r.offset;
@@ -432,9 +435,9 @@ Examples:
     // As in Kafka, naming a decoder implies printing the data.
     if (opts.keyDecoderClass !== undefined || opts.valueDecoderClass !== undefined) opts.printDataLog = true;
     const out = new Output();
-    // Kafka keeps these in TreeMaps: one line per key, index offsets descending, gaps ascending.
+    // Index mismatches: one line per index offset, descending; gaps: per file, newest first (Scala's prepended lists).
     const mismatches = new Map<string, Map<number, number>>();
-    const nonConsecutive = new Map<string, Map<number, number>>();
+    const nonConsecutive = new Map<string, [number, number][]>();
     const timeErrors: TimeIndexErrors = { mismatch: new Map(), outOfOrder: new Map(), notFound: new Map() };
     let problems = false;
     try {
@@ -486,7 +489,7 @@ Examples:
     }
     for (const [file, list] of nonConsecutive) {
       process.stderr.write(`Non-consecutive offsets in ${file}\n`);
-      for (const [a, b] of [...list].sort((x, y) => x[0] - y[0])) process.stderr.write(`  ${a} is followed by ${b}\n`);
+      for (let i = list.length - 1; i >= 0; i--) process.stderr.write(`  ${list[i]![0]} is followed by ${list[i]![1]}\n`);
     }
     if (problems) process.exitCode = 3;
   });

@@ -122,6 +122,34 @@ describe('dump-log --transaction-log-decoder and --cluster-metadata-decoder', ()
     expect(records[1]).toMatch(/ key: transaction_metadata::transactionalId=tx payload: <DELETE>$/);
   });
 
+  it("a transaction's partitions print in the iteration order of Kafka's Scala mutable.HashSet", async () => {
+    const dir = path.join(makeTempDir(), '__transaction_state-1');
+    const log = Log.open(dir);
+    // TransactionLogValue v0, state 1 Ongoing, partitions orders [2,0,1], payments [0..19], audit [5].
+    const topics: [string, number[]][] = [['orders', [2, 0, 1]], ['payments', [...Array(20).keys()]], ['audit', [5]]];
+    const parts = topics.map(([t, ids]) => {
+      const b = Buffer.alloc(2 + t.length + 4 + 4 * ids.length);
+      b.writeInt16BE(t.length, 0);
+      b.write(t, 2, 'latin1');
+      b.writeInt32BE(ids.length, 2 + t.length);
+      ids.forEach((id, i) => b.writeInt32BE(id, 6 + t.length + 4 * i));
+      return b;
+    });
+    const value = Buffer.concat([h('0000 0000000000000007 0001 0000ea60 01'), h('00000003'), ...parts, h('00000000000000c8 0000000000000064')]);
+    await log.append([{ key: h('0000 0002 7478'), value, timestamp: 1000 }]);
+    await log.close();
+    const r = await cli('dump-log', '--transaction-log-decoder', '--files', path.join(dir, LOG0));
+    expect(r.code).toBe(0);
+    // Derived outside logtool: a line-by-line Python transcription of Scala 2.13.15's
+    // mutable.HashSet (addAll/sizeHint/add/addElem/growTable) fed TopicPartition hashCodes (Java's
+    // String.hashCode values checked with jshell). 24 elements: the table grows 16 → 32 → 64.
+    const order =
+      'payments-4,payments-6,payments-0,payments-2,payments-12,payments-14,payments-8,payments-10,payments-19,payments-15,payments-17,orders-1,' +
+      'payments-3,payments-5,payments-1,payments-11,payments-13,payments-7,payments-9,payments-16,payments-18,orders-0,audit-5,orders-2';
+    const record = lines(r.stdout).find((l) => l.startsWith('| '))!;
+    expect(record.endsWith(` payload: producerId:7,producerEpoch:1,state=Ongoing,partitions=[${order}],txnLastUpdateTimestamp=200,txnTimeoutMs=60000`)).toBe(true);
+  });
+
   it('a KRaft metadata log: every record a known type, control records as before', async () => {
     const file = fixturePath('segments', 'kraft-idempotent-ldipoc-2026', '__cluster_metadata-0', LOG0);
     const r = await cli('dump-log', '--cluster-metadata-decoder', '--files', file);

@@ -41,10 +41,50 @@ export function decodeTransactionLogRecord(key: Buffer, value: Buffer | null): T
   return { keyVersion, transactionalId, valueVersion, value: decoded, state };
 }
 
-/** `topic-partition` for each partition of a value (Kafka skips them for the Empty state). */
+/** Java's String.hashCode (UTF-16 code units, int32 arithmetic). */
+function javaStringHash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** Scala 2.13's mutable.HashSet.tableSizeFor. */
+const tableSizeFor = (capacity: number): number => Math.min(2 ** Math.floor(Math.log2(Math.max(capacity - 1, 4))) * 2, 2 ** 30);
+
+/**
+ * `topic-partition` for each partition of a value (Kafka skips them for the Empty state), in the
+ * order Kafka prints them: TransactionMetadata.topicPartitions is a Scala 2.13 mutable.HashSet
+ * (Kafka 4.0 pins Scala 2.13.15) filled by one `++=` per topic of the value. That order is
+ * deterministic: TopicPartition.hashCode is 31 * (31 + partition) + topic.hashCode(); the set
+ * iterates its buckets (improved hash h ^ (h >>> 16), masked by the table length) in index order,
+ * each bucket sorted by improved hash (signed). The table length is what the `++=` calls leave:
+ * 16 at first, sizeHint((n + 1) / 0.75) per topic set, and doubling when an element added one by
+ * one (topics of at most 4 partitions, Set1..Set4) reaches 0.75 of the table.
+ */
+export function kafkaPartitionOrder(groups: readonly { topic: string; partitionIds: readonly number[] }[]): string[] {
+  let tableLength = 16;
+  const entries: { name: string; hash: number; seq: number }[] = [];
+  const seen = new Set<string>();
+  for (const { topic, partitionIds } of groups) {
+    const ids = [...new Set(partitionIds)];
+    tableLength = Math.max(tableLength, tableSizeFor(Math.floor((ids.length + 1) / 0.75)));
+    const topicHash = javaStringHash(topic);
+    for (const id of ids) {
+      if (ids.length <= 4 && entries.length + 1 >= Math.floor(tableLength * 0.75)) tableLength *= 2;
+      if (seen.has(`${id}:${topic}`)) continue;
+      seen.add(`${id}:${topic}`);
+      const h = (Math.imul(31, (31 + id) | 0) + topicHash) | 0;
+      entries.push({ name: `${topic}-${id}`, hash: h ^ (h >>> 16), seq: entries.length });
+    }
+  }
+  const mask = tableLength - 1;
+  entries.sort((a, b) => (a.hash & mask) - (b.hash & mask) || a.hash - b.hash || a.seq - b.seq);
+  return entries.map((e) => e.name);
+}
+
 function partitionsOf(d: TransactionLogRecord): string[] {
-  const list = d.state === 'Empty' ? [] : ((d.value?.transactionPartitions ?? []) as { topic: string; partitionIds: number[] }[]);
-  return list.flatMap((p) => p.partitionIds.map((id) => `${p.topic}-${id}`));
+  if (d.state === 'Empty') return [];
+  return kafkaPartitionOrder((d.value?.transactionPartitions ?? []) as { topic: string; partitionIds: number[] }[]);
 }
 
 /** TransactionLog.formatRecordKeyAndValue. */

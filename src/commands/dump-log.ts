@@ -18,11 +18,15 @@ import { INT_MAX, type DumpLogOpts } from './dump-log-lines.js';
 import { dumpLogFile } from './dump-log-records.js';
 import { dumpOffsetIndex, dumpTimeIndex, printIndexReports, type TimeIndexErrors } from './dump-log-index.js';
 import { dumpProducerSnapshot } from './dump-log-snapshot.js';
+import { dumpTxnIndex } from './dump-log-txnindex.js';
+
+/** Files of record batches, which --json prints only through a decoder. */
+const JSON_RECORD_SUFFIXES = ['.log', '.checkpoint'];
 
 export function dumpLogCommand(): Command {
   const cmd = new Command('dump-log')
     .description("print segment, index and time-index files exactly as Kafka's kafka-dump-log.sh does")
-    .requiredOption('--files <files>', 'comma-separated .log, .index, .timeindex files')
+    .requiredOption('--files <files>', 'comma-separated .log, .index, .timeindex, .snapshot, .txnindex, .checkpoint files')
     .option('--print-data-log', 'print keys and payloads (implies --deep-iteration)')
     .option('--deep-iteration', 'print one line per record')
     .option('--verify-index-only', 'check index entries against the log without printing them')
@@ -30,7 +34,7 @@ export function dumpLogCommand(): Command {
     .option('--max-message-size <n>', 'size of the log slice read at each .index entry when checking it', parseInteger('--max-message-size', 1), 5242880)
     .option('--max-bytes <n>', 'read at most this many bytes of a .log', parseInteger('--max-bytes', 1), INT_MAX)
     .option('--skip-record-metadata', 'omit per-record metadata')
-    .option('--json', 'with a decoder: one JSON object per decoded record, {"offset","timestamp",…} (no other lines)')
+    .option('--json', 'with a decoder: one JSON object per decoded record, {"offset","timestamp",…}; one per .txnindex entry (no other lines)')
     .addOption(new Option('--key-decoder-class <class>', 'only the string decoder is supported').default(undefined))
     .addOption(new Option('--value-decoder-class <class>', 'only the string decoder is supported').default(undefined))
     .addHelpText(
@@ -43,7 +47,9 @@ Examples:
   addDumpLogDecoderOptions(cmd);
   cmd.action(async (opts: DumpLogOpts) => {
     const decoderKind = dumpLogDecoderKind(opts);
-    requireDecoderForJson(opts.json, decoderKind);
+    const files = opts.files.split(',').filter((f) => f.length > 0);
+    // --json prints the entries of .txnindex files as they are; records need a decoder.
+    requireDecoderForJson(opts.json && files.some((f) => JSON_RECORD_SUFFIXES.includes(path.extname(f))), decoderKind);
     if (decoderKind) {
       opts.decode = decoderFor(decoderKind);
       opts.printDataLog = true;
@@ -60,13 +66,13 @@ Examples:
     const timeErrors: TimeIndexErrors = { mismatch: new Map(), outOfOrder: new Map(), notFound: new Map() };
     let problems = false;
     try {
-      for (const file of opts.files.split(',').filter((f) => f.length > 0)) {
+      for (const file of files) {
         if (out.closed) break;
         const st = realIO.stat(file);
         if (!st) throw new LogtoolError('not-found', 'no such file', { file });
         const suffix = path.extname(file);
-        if (opts.json && suffix !== '.log' && suffix !== '.checkpoint') {
-          process.stderr.write(`Ignoring ${file}: --json prints the decoded records of .log and .checkpoint files\n`);
+        if (opts.json && !JSON_RECORD_SUFFIXES.includes(suffix) && suffix !== '.txnindex') {
+          process.stderr.write(`Ignoring ${file}: --json prints the decoded records of .log and .checkpoint files and the entries of .txnindex files\n`);
           continue;
         }
         if (!opts.json) await out.line(`Dumping ${file}`);
@@ -78,6 +84,8 @@ Examples:
           problems = (await dumpTimeIndex(file, opts, out, timeErrors)) || problems;
         } else if (suffix === '.snapshot') {
           problems = (await dumpProducerSnapshot(file, out)) || problems;
+        } else if (suffix === '.txnindex') {
+          problems = (await dumpTxnIndex(file, out, opts.json)) || problems;
         } else {
           process.stderr.write(`Ignoring unknown file ${file}\n`);
         }

@@ -19,6 +19,8 @@ export interface DumpLogOpts extends DecoderFlags {
   json?: boolean;
   /** The internal-topic decoder chosen by --offsets-decoder & co.; a record it cannot decode is a problem (exit 3). */
   decode?: (r: InternalRecord) => DecodedInternal;
+  /** The decoder's control records (KRaft ones for --cluster-metadata-decoder), shown by --json. */
+  decodeControl?: (r: InternalRecord) => DecodedInternal | undefined;
   printDataLog?: boolean;
   deepIteration?: boolean;
   verifyIndexOnly?: boolean;

@@ -64,7 +64,8 @@ export async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, 
           }
           lastOffset = r.offset;
           if ('crcValid' in r && !r.crcValid) problems = true;
-          const decoded = opts.decode && !(e.header && isControl(e.header)) ? opts.decode(r) : undefined;
+          // Control records have no key/payload in Kafka's text (recordLine); --json shows the decoder's.
+          const decoded = e.header && isControl(e.header) ? opts.decodeControl?.(r) : opts.decode?.(r);
           if (decoded?.problem) problems = true;
           if (!opts.json) await out.line(recordLine(e, r, opts, decoded));
           else if (decoded) await out.line(decodedJsonLine(r, decoded));

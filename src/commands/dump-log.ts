@@ -15,6 +15,7 @@ import { Output } from '../render/output.js';
 import { parseInteger } from './shared.js';
 import { addDumpLogDecoderOptions, decoderFor, dumpLogDecoderKind, requireDecoderForJson } from './internal-decode.js';
 import { INT_MAX, type DumpLogOpts } from './dump-log-lines.js';
+import { internalControlDecoder } from '../engine/format/internal/index.js';
 import { dumpLogFile } from './dump-log-records.js';
 import { dumpOffsetIndex, dumpTimeIndex, printIndexReports, type TimeIndexErrors } from './dump-log-index.js';
 import { dumpProducerSnapshot } from './dump-log-snapshot.js';
@@ -52,6 +53,7 @@ Examples:
     requireDecoderForJson(opts.json && files.some((f) => JSON_RECORD_SUFFIXES.includes(path.extname(f))), decoderKind);
     if (decoderKind) {
       opts.decode = decoderFor(decoderKind);
+      opts.decodeControl = internalControlDecoder(decoderKind);
       opts.printDataLog = true;
     }
     for (const c of [opts.keyDecoderClass, opts.valueDecoderClass]) {

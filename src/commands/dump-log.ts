@@ -35,7 +35,7 @@ export function dumpLogCommand(): Command {
     .option('--max-message-size <n>', 'size of the log slice read at each .index entry when checking it', parseInteger('--max-message-size', 1), 5242880)
     .option('--max-bytes <n>', 'read at most this many bytes of a .log', parseInteger('--max-bytes', 1), INT_MAX)
     .option('--skip-record-metadata', 'omit per-record metadata')
-    .option('--json', 'with a decoder: one JSON object per decoded record, {"offset","timestamp",…}; one per .txnindex entry (no other lines)')
+    .option('--json', 'with a decoder: one JSON object per decoded record, {"offset","timestamp",…}; one per .snapshot producer or .txnindex entry (no other lines)')
     .addOption(new Option('--key-decoder-class <class>', 'only the string decoder is supported').default(undefined))
     .addOption(new Option('--value-decoder-class <class>', 'only the string decoder is supported').default(undefined))
     .addHelpText(
@@ -49,7 +49,7 @@ Examples:
   cmd.action(async (opts: DumpLogOpts) => {
     const decoderKind = dumpLogDecoderKind(opts);
     const files = opts.files.split(',').filter((f) => f.length > 0);
-    // --json prints the entries of .txnindex files as they are; records need a decoder.
+    // --json prints the entries of .snapshot and .txnindex files as they are; records need a decoder.
     requireDecoderForJson(opts.json && files.some((f) => JSON_RECORD_SUFFIXES.includes(path.extname(f))), decoderKind);
     if (decoderKind) {
       opts.decode = decoderFor(decoderKind);
@@ -73,8 +73,8 @@ Examples:
         const st = realIO.stat(file);
         if (!st) throw new LogtoolError('not-found', 'no such file', { file });
         const suffix = path.extname(file);
-        if (opts.json && !JSON_RECORD_SUFFIXES.includes(suffix) && suffix !== '.txnindex') {
-          process.stderr.write(`Ignoring ${file}: --json prints the decoded records of .log and .checkpoint files and the entries of .txnindex files\n`);
+        if (opts.json && !JSON_RECORD_SUFFIXES.includes(suffix) && suffix !== '.snapshot' && suffix !== '.txnindex') {
+          process.stderr.write(`Ignoring ${file}: --json prints the decoded records of .log and .checkpoint files and the entries of .snapshot and .txnindex files\n`);
           continue;
         }
         if (!opts.json) await out.line(`Dumping ${file}`);
@@ -85,7 +85,7 @@ Examples:
         } else if (suffix === '.timeindex') {
           problems = (await dumpTimeIndex(file, opts, out, timeErrors)) || problems;
         } else if (suffix === '.snapshot') {
-          problems = (await dumpProducerSnapshot(file, out)) || problems;
+          problems = (await dumpProducerSnapshot(file, out, opts.json)) || problems;
         } else if (suffix === '.txnindex') {
           problems = (await dumpTxnIndex(file, out, opts.json)) || problems;
         } else {

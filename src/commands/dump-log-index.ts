@@ -12,18 +12,22 @@ import { readSmallFile } from '../engine/checkpoint.js';
 import { LogSegment, parseBaseOffset } from '../engine/segment/segment.js';
 import type { Output } from '../render/output.js';
 import type { DumpLogOpts } from './dump-log-lines.js';
+import { ScalaStringMap } from '../engine/format/internal/scala-hash-order.js';
 
-/** Kafka's TimeIndexDumpErrors: per absolute file path, in the order met. */
+/** Kafka's TimeIndexDumpErrors: per absolute file path (Scala mutable.Maps, iterated in their order). */
 export interface TimeIndexErrors {
-  mismatch: Map<string, [number, number][]>;
-  outOfOrder: Map<string, [number, number][]>;
-  notFound: Map<string, [number, number][]>;
+  mismatch: ScalaStringMap<[number, number][]>;
+  outOfOrder: ScalaStringMap<[number, number][]>;
+  notFound: ScalaStringMap<[number, number][]>;
 }
 
-function pushTo(map: Map<string, [number, number][]>, file: string, pair: [number, number]): void {
-  const list = map.get(file) ?? [];
+export const newTimeIndexErrors = (): TimeIndexErrors => ({ mismatch: new ScalaStringMap(), outOfOrder: new ScalaStringMap(), notFound: new ScalaStringMap() });
+
+/** TimeIndexDumpErrors.record…: the map is put to only when the file's list is new. */
+function pushTo(map: ScalaStringMap<[number, number][]>, file: string, pair: [number, number]): void {
+  let list = map.get(file);
+  if (!list) map.set(file, (list = []));
   list.push(pair);
-  map.set(file, list);
 }
 
 /** Index files address positions with int32s; a larger file is not an index to load whole. */
@@ -59,7 +63,7 @@ function firstBatchLastOffset(fd: number, logSize: number, position: number, max
   return n < 27 ? -1 : offset + h.readInt32BE(23);
 }
 
-export async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Output, mismatches: Map<string, Map<number, number>>): Promise<boolean> {
+export async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Output, mismatches: ScalaStringMap<Map<number, number>>): Promise<boolean> {
   const base = parseBaseOffset(path.basename(file));
   if (base === undefined) throw new LogtoolError('usage', 'index file name does not start with a base offset', { file });
   const { buf, entries } = readIndexFile(file, 8);
@@ -179,7 +183,7 @@ function openSegmentFor(file: string): LogSegment | undefined {
 }
 
 /** Kafka's end-of-run stderr reports for index files; true when there was any. */
-export function printIndexReports(mismatches: Map<string, Map<number, number>>, timeErrors: TimeIndexErrors): boolean {
+export function printIndexReports(mismatches: ScalaStringMap<Map<number, number>>, timeErrors: TimeIndexErrors): boolean {
   let problems = false;
   for (const [file, list] of mismatches) {
     problems = true;

@@ -14,6 +14,7 @@ import { isControl, MIN_ENTRY_SIZE, type LogRecord } from '../engine/format/reco
 import { entryCrcValid } from '../engine/log/log-reader.js';
 import { parseBaseOffset } from '../engine/segment/segment.js';
 import type { Output } from '../render/output.js';
+import type { ScalaStringMap } from '../engine/format/internal/scala-hash-order.js';
 import { decodedJsonLine } from './internal-decode.js';
 import { batchLine, INT_MAX, recordLine, type DumpLogOpts } from './dump-log-lines.js';
 
@@ -27,7 +28,7 @@ function entryRecords(e: LogEntry, file: string): Iterable<LogRecord | LegacyRec
   return decodeLegacyEntryWithMetadata(buf, pos, e.size, { file, filePosition: e.position });
 }
 
-export async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: Map<string, [number, number][]>): Promise<boolean> {
+export async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: ScalaStringMap<[number, number][]>): Promise<boolean> {
   const name = path.basename(file);
   if (opts.json) {
     // --json: decoded records only (no header, batch or Kafka text lines).

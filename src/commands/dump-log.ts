@@ -17,7 +17,8 @@ import { addDumpLogDecoderOptions, decoderFor, dumpLogDecoderKind, requireDecode
 import { INT_MAX, type DumpLogOpts } from './dump-log-lines.js';
 import { internalControlDecoder } from '../engine/format/internal/index.js';
 import { dumpLogFile } from './dump-log-records.js';
-import { dumpOffsetIndex, dumpTimeIndex, printIndexReports, type TimeIndexErrors } from './dump-log-index.js';
+import { dumpOffsetIndex, dumpTimeIndex, newTimeIndexErrors, printIndexReports } from './dump-log-index.js';
+import { ScalaStringMap } from '../engine/format/internal/scala-hash-order.js';
 import { dumpProducerSnapshot } from './dump-log-snapshot.js';
 import { dumpTxnIndex } from './dump-log-txnindex.js';
 
@@ -62,10 +63,11 @@ Examples:
     // As in Kafka, naming a decoder implies printing the data.
     if (opts.keyDecoderClass !== undefined || opts.valueDecoderClass !== undefined) opts.printDataLog = true;
     const out = new Output();
-    // Index mismatches: one line per index offset, descending; gaps: per file, newest first (Scala's prepended lists).
-    const mismatches = new Map<string, Map<number, number>>();
-    const nonConsecutive = new Map<string, [number, number][]>();
-    const timeErrors: TimeIndexErrors = { mismatch: new Map(), outOfOrder: new Map(), notFound: new Map() };
+    // Per absolute file path, printed in the order of DumpLogSegments' Scala mutable.Maps. Index
+    // mismatches: one line per index offset, descending; gaps: newest first (Scala's prepended lists).
+    const mismatches = new ScalaStringMap<Map<number, number>>();
+    const nonConsecutive = new ScalaStringMap<[number, number][]>();
+    const timeErrors = newTimeIndexErrors();
     let problems = false;
     try {
       for (const file of files) {

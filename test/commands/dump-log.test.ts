@@ -114,6 +114,34 @@ function gapBlocks(stderr: string): Map<string, string[]> {
   return out;
 }
 
+/**
+ * The keys of a Scala 2.13.15 mutable.HashMap[String, _] after one put per key, in iteration order:
+ * HashMap.put0 and growTable transcribed (buckets of [key, improved hash] kept sorted by hash,
+ * split in order when the table doubles), with Java's String.hashCode.
+ */
+function scalaMapOrder(keys: string[]): string[] {
+  let table: [string, number][][] = Array.from({ length: 16 }, () => []);
+  let threshold = 12;
+  let size = 0;
+  for (const key of keys) {
+    if (size + 1 >= threshold) {
+      const next: [string, number][][] = Array.from({ length: table.length * 2 }, () => []);
+      for (const bucket of table) for (const n of bucket) next[n[1] & (next.length - 1)]!.push(n);
+      table = next;
+      threshold = Math.floor(table.length * 0.75);
+    }
+    let h = 0;
+    for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
+    h ^= h >>> 16;
+    const bucket = table[h & (table.length - 1)]!;
+    let at = 0;
+    while (at < bucket.length && bucket[at]![1] <= h) at++;
+    bucket.splice(at, 0, [key, h]);
+    size++;
+  }
+  return table.flatMap((b) => b.map(([k]) => k));
+}
+
 function logsOf(caseDir: string, partitions?: string[]): string[] {
   const root = fixturePath(caseDir);
   return (partitions ?? fs.readdirSync(root))
@@ -179,6 +207,17 @@ describe.concurrent('§19 worked examples', () => {
     expect(gaps.get(file)).toEqual(['  1 is followed by 10']);
     expect(gaps.has(abortFile)).toBe(false);
     expect(r.code).toBe(0);
+  });
+
+  it('several files: the Non-consecutive blocks come in the order of the Scala mutable.Map Kafka keeps them in', async () => {
+    const bytes = Buffer.concat([WORKED_EXAMPLE_A, WORKED_EXAMPLE_B]); // offsets 0, 1, 10: one gap
+    const files = Array.from({ length: 13 }, (_, i) => path.join(segmentWith(bytes, `p-${i}`), LOG0));
+    const r = await cli('dump-log', '--deep-iteration', '--files', files.join(','));
+    expect(r.code).toBe(0);
+    const order = lines(r.stderr).filter((l) => l.startsWith('Non-consecutive offsets in ')).map((l) => l.slice('Non-consecutive offsets in '.length));
+    // 13 puts: the 12th finds size + 1 = 12 = 0.75 × 16 and doubles the table to 32 first.
+    expect(order).toEqual(scalaMapOrder(files));
+    expect(order).not.toEqual(files);
   });
 
   it('lastSequence and record sequences wrap past 2^31 − 1 to 0; a stale CRC prints isvalid: false, exit 3', async () => {

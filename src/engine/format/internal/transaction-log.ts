@@ -11,6 +11,7 @@ import { Readable } from './readable.js';
 import { readMessage, schemaNamed, type KafkaJson } from './schema.js';
 import { TRANSACTION_SCHEMAS } from './transaction-schemas.js';
 import { describeDecodeError, type DecodedInternal, type InternalRecord } from './decoded.js';
+import { javaStringHash, ScalaHashOrder } from './scala-hash-order.js';
 
 const KEY = schemaNamed(TRANSACTION_SCHEMAS, 'TransactionLogKey');
 const VALUE = schemaNamed(TRANSACTION_SCHEMAS, 'TransactionLogValue');
@@ -41,45 +42,26 @@ export function decodeTransactionLogRecord(key: Buffer, value: Buffer | null): T
   return { keyVersion, transactionalId, valueVersion, value: decoded, state };
 }
 
-/** Java's String.hashCode (UTF-16 code units, int32 arithmetic). */
-function javaStringHash(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
-  return h;
-}
-
-/** Scala 2.13's mutable.HashSet.tableSizeFor. */
-const tableSizeFor = (capacity: number): number => Math.min(2 ** Math.floor(Math.log2(Math.max(capacity - 1, 4))) * 2, 2 ** 30);
-
 /**
  * `topic-partition` for each partition of a value (Kafka skips them for the Empty state), in the
- * order Kafka prints them: TransactionMetadata.topicPartitions is a Scala 2.13 mutable.HashSet
- * (Kafka 4.0 pins Scala 2.13.15) filled by one `++=` per topic of the value. That order is
- * deterministic: TopicPartition.hashCode is 31 * (31 + partition) + topic.hashCode(); the set
- * iterates its buckets (improved hash h ^ (h >>> 16), masked by the table length) in index order,
- * each bucket sorted by improved hash (signed). The table length is what the `++=` calls leave:
- * 16 at first, sizeHint((n + 1) / 0.75) per topic set, and doubling when an element added one by
- * one (topics of at most 4 partitions, Set1..Set4) reaches 0.75 of the table.
+ * order Kafka prints them: TransactionMetadata.topicPartitions is a Scala mutable.HashSet filled
+ * by one `++=` per topic of the value (a Set of that topic's partitions: Set1..Set4 added one by
+ * one, larger ones without the per-element growth check), of TopicPartitions whose hashCode is
+ * 31 * (31 + partition) + topic.hashCode().
  */
 export function kafkaPartitionOrder(groups: readonly { topic: string; partitionIds: readonly number[] }[]): string[] {
-  let tableLength = 16;
-  const entries: { name: string; hash: number; seq: number }[] = [];
-  const seen = new Set<string>();
+  const set = new ScalaHashOrder<string>();
   for (const { topic, partitionIds } of groups) {
     const ids = [...new Set(partitionIds)];
-    tableLength = Math.max(tableLength, tableSizeFor(Math.floor((ids.length + 1) / 0.75)));
+    set.sizeHint(ids.length);
     const topicHash = javaStringHash(topic);
     for (const id of ids) {
-      if (ids.length <= 4 && entries.length + 1 >= Math.floor(tableLength * 0.75)) tableLength *= 2;
-      if (seen.has(`${id}:${topic}`)) continue;
-      seen.add(`${id}:${topic}`);
-      const h = (Math.imul(31, (31 + id) | 0) + topicHash) | 0;
-      entries.push({ name: `${topic}-${id}`, hash: h ^ (h >>> 16), seq: entries.length });
+      const hash = (Math.imul(31, (31 + id) | 0) + topicHash) | 0;
+      if (ids.length <= 4) set.put(`${id}:${topic}`, hash, `${topic}-${id}`);
+      else set.putWithoutGrowth(`${id}:${topic}`, hash, `${topic}-${id}`);
     }
   }
-  const mask = tableLength - 1;
-  entries.sort((a, b) => (a.hash & mask) - (b.hash & mask) || a.hash - b.hash || a.seq - b.seq);
-  return entries.map((e) => e.name);
+  return set.ordered().map(([, name]) => name);
 }
 
 function partitionsOf(d: TransactionLogRecord): string[] {

@@ -63,7 +63,7 @@ function firstBatchLastOffset(fd: number, logSize: number, position: number, max
   return n < 27 ? -1 : offset + h.readInt32BE(23);
 }
 
-export async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Output, mismatches: ScalaStringMap<Map<number, number>>): Promise<boolean> {
+export async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Output, mismatches: ScalaStringMap<[number, number][]>): Promise<boolean> {
   const base = parseBaseOffset(path.basename(file));
   if (base === undefined) throw new LogtoolError('usage', 'index file name does not start with a base offset', { file });
   const { buf, entries } = readIndexFile(file, 8);
@@ -97,9 +97,10 @@ export async function dumpOffsetIndex(file: string, opts: DumpLogOpts, out: Outp
       if (fd !== undefined) {
         const found = firstBatchLastOffset(fd, logSize, e.position, opts.maxMessageSize);
         if (found !== e.offset) {
-          const byOffset = mismatches.get(path.resolve(file)) ?? new Map<number, number>();
-          byOffset.set(e.offset, found);
-          mismatches.set(path.resolve(file), byOffset);
+          // Scala: prepended to the file's List (each put to the map), printed newest first.
+          const pairs = mismatches.get(path.resolve(file)) ?? [];
+          pairs.push([e.offset, found]);
+          mismatches.set(path.resolve(file), pairs);
         }
       }
       if (!opts.verifyIndexOnly) await out.line(`offset: ${e.offset} position: ${e.position}`);
@@ -183,12 +184,12 @@ function openSegmentFor(file: string): LogSegment | undefined {
 }
 
 /** Kafka's end-of-run stderr reports for index files; true when there was any. */
-export function printIndexReports(mismatches: ScalaStringMap<Map<number, number>>, timeErrors: TimeIndexErrors): boolean {
+export function printIndexReports(mismatches: ScalaStringMap<[number, number][]>, timeErrors: TimeIndexErrors): boolean {
   let problems = false;
   for (const [file, list] of mismatches) {
     problems = true;
     process.stderr.write(`Mismatches in :${file}\n`);
-    for (const [i, l] of [...list].sort((a, b) => b[0] - a[0])) process.stderr.write(`  Index offset: ${i}, log offset: ${l}\n`);
+    for (let k = list.length - 1; k >= 0; k--) process.stderr.write(`  Index offset: ${list[k]![0]}, log offset: ${list[k]![1]}\n`);
   }
   // TimeIndexDumpErrors.printErrors: mismatches, then out-of-order timestamps, then offsets not found.
   for (const [file, list] of timeErrors.mismatch) {

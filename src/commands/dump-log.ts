@@ -63,9 +63,9 @@ Examples:
     // As in Kafka, naming a decoder implies printing the data.
     if (opts.keyDecoderClass !== undefined || opts.valueDecoderClass !== undefined) opts.printDataLog = true;
     const out = new Output();
-    // Per absolute file path, printed in the order of DumpLogSegments' Scala mutable.Maps. Index
-    // mismatches: one line per index offset, descending; gaps: newest first (Scala's prepended lists).
-    const mismatches = new ScalaStringMap<Map<number, number>>();
+    // Per absolute file path, printed in the order of DumpLogSegments' Scala mutable.Maps; index
+    // mismatches and gaps newest first (Scala's prepended Lists).
+    const mismatches = new ScalaStringMap<[number, number][]>();
     const nonConsecutive = new ScalaStringMap<[number, number][]>();
     const timeErrors = newTimeIndexErrors();
     let problems = false;

@@ -209,6 +209,15 @@ describe.concurrent('§19 worked examples', () => {
     expect(r.code).toBe(0);
   });
 
+  it('index mismatches print as Kafka\'s prepended List: newest first, a repeated offset on each of its lines', async () => {
+    const dir = segmentWith(WORKED_EXAMPLE_A); // one batch at position 0, last offset 1
+    const idx = path.join(dir, '00000000000000000000.index');
+    fs.writeFileSync(idx, offsetIndexBytes(0, [[5, 0], [3, 0], [3, 0]]));
+    const r = await cli('dump-log', '--verify-index-only', '--files', idx);
+    expect(r.code).toBe(3);
+    expect(lines(r.stderr)).toEqual([`Mismatches in :${idx}`, '  Index offset: 3, log offset: 1', '  Index offset: 3, log offset: 1', '  Index offset: 5, log offset: 1']);
+  });
+
   it('several files: the Non-consecutive blocks come in the order of the Scala mutable.Map Kafka keeps them in', async () => {
     const bytes = Buffer.concat([WORKED_EXAMPLE_A, WORKED_EXAMPLE_B]); // offsets 0, 1, 10: one gap
     const files = Array.from({ length: 13 }, (_, i) => path.join(segmentWith(bytes, `p-${i}`), LOG0));

@@ -12,6 +12,7 @@ import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { internalDecoder, type DecodedInternal, type InternalRecord, type InternalTopicKind } from '../engine/format/internal/index.js';
 import type { Timestamp } from '../engine/format/record-batch.js';
 
+export { internalControlDecoder } from '../engine/format/internal/index.js';
 export { addDumpLogDecoderOptions, decodeOption, dumpLogDecoderKind, readDecoderKind, requireDecoderForJson, type DecoderFlags } from './decode-options.js';
 
 export function decoderFor(kind: InternalTopicKind): (r: InternalRecord) => DecodedInternal {

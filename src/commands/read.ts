@@ -76,7 +76,8 @@ Examples:
 
 Partitions of __consumer_offsets, __transaction_state and __cluster_metadata are decoded in text
 output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --json stays raw unless
---decode names the topic's format. Decoded output leaves control records out (as kafka-dump-log.sh does).`,
+--decode names the topic's format. Decoded output leaves transaction markers out (kafka-dump-log.sh prints
+no data for them); a metadata log's KRaft control records show as <Label>\t<JSON>, as kafka-dump-log.sh prints them.`,
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
@@ -84,6 +85,9 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
     // The decoders (and their schemas) load only when a record of an internal topic is decoded.
     const decoding = decodeKind ? await import('./internal-decode.js') : undefined;
     const decode = decoding && decodeKind ? decoding.decoderFor(decodeKind) : undefined;
+    // A metadata log's KRaft control records are decoded too. Records carry no batch flags here, but
+    // Kafka writes metadata records without keys and control records with one, so the key tells them.
+    const decodeControl = decoding && decodeKind ? decoding.internalControlDecoder(decodeKind) : undefined;
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -107,7 +111,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           if (out.closed || remaining <= 0) return false;
           if (range.key && !(r.key !== null && r.key.equals(range.key))) return true;
           remaining--;
-          const decoded = decode ? decode(r) : undefined;
+          const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
           if (decoded && decoding) await out.line(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
           else if (opts.json) await out.json(recordJson(r, encoding, stats));
@@ -115,7 +119,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           return remaining > 0;
         };
         let more = true;
-        const includeControl = opts.control && !decode;
+        const includeControl = (opts.control && !decode) || decodeControl !== undefined;
         for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl })) {
           if (!(more = await onRecord(r))) break;
         }

@@ -13,7 +13,8 @@ import { consumeCommand, positionsCommand } from './consume.js';
 import { verifyCommand } from './verify.js';
 import { lsCommand } from './ls.js';
 import { groupsCommand } from './groups.js';
+import { doctorCommand } from './doctor.js';
 
 export function extraCommands(): Command[] {
-  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand(), lsCommand(), groupsCommand()];
+  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand(), lsCommand(), groupsCommand(), doctorCommand()];
 }

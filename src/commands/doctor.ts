@@ -91,7 +91,7 @@ async function printText(out: Output, r: DoctorReport): Promise<void> {
 
 export function doctorCommand(): Command {
   return new Command('doctor')
-    .description("check log directories read-only with every check logtool has, and say how to fix what it finds")
+    .description('check log directories read-only with every check logtool has, and say how to fix what it finds')
     .argument('<logdir...>', "log directories (a broker's log.dirs entries) or partition directories")
     .option('--json', 'the report as one JSON object: findings (severity, where, file, position, message, fix), counts, topics')
     .option('--no-progress', 'no progress line on a terminal')

@@ -10,9 +10,8 @@ import { Command } from 'commander';
 import { escapeString } from '../render/escape.js';
 import { Output, colours } from '../render/output.js';
 import { formatBytes, startProgress } from '../render/progress.js';
-import { LogtoolError } from '../engine/errors.js';
 import { parseTopicPartition } from '../engine/log/topic-partition.js';
-import { classifyEntry, isKafkaEntry, isPartitionDir, listLogDir, type LogDirEntry } from '../engine/logdir/entries.js';
+import { logDirTarget, type LogDirEntry } from '../engine/logdir/entries.js';
 import { checkLogDirEntries, checkPartition, readLogDirState, type Finding, type Severity } from './doctor-checks.js';
 
 const ORDER: Severity[] = ['error', 'warning', 'note'];
@@ -27,15 +26,9 @@ interface DoctorReport {
 
 /** The partitions to check: a partition directory alone, or every partition of a log directory. */
 function targets(given: string): { logDir: string; entries: LogDirEntry[]; partitions: LogDirEntry[] } {
-  const resolved = path.resolve(given);
-  if (isPartitionDir(resolved)) return { logDir: path.dirname(resolved), entries: [], partitions: [classifyEntry(path.basename(resolved), true)] };
-  const entries = listLogDir(given);
+  const t = logDirTarget(given);
   // KRaft's metadata log is a log in the same format: checked like a partition.
-  const partitions = entries.filter((e) => e.kind === 'partition' || e.kind === 'metadata');
-  if (partitions.length === 0 && !entries.some(isKafkaEntry)) {
-    throw new LogtoolError('usage', 'not a log directory: it holds no partition directories (<topic>-<partition>) and no Kafka files', { file: given });
-  }
-  return { logDir: given, entries, partitions };
+  return { ...t, partitions: [...t.partitions, ...t.entries.filter((e) => e.kind === 'metadata')] };
 }
 
 async function examine(dirs: string[], progressEnabled: boolean): Promise<DoctorReport> {

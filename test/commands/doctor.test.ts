@@ -114,6 +114,18 @@ describe('doctor finds planted problems', () => {
     expect(report.findings.filter((f) => f.file === path.join(part, '00000000000099999999.snapshot'))).toHaveLength(1);
   }, 120_000);
 
+  it('segments past a retention logtool remembers: a note with the retention command, still exit 0', async () => {
+    const root = makeTempDir();
+    const dir = path.join(root, 'ev-0');
+    const input = path.join(root, 'in.ndjson');
+    fs.writeFileSync(input, [1, 2, 3, 4].map((i) => JSON.stringify({ value: `v${i}`, timestamp: 1_600_000_000_000 + i })).join('\n') + '\n');
+    expect(cliSync('append', dir, '--input', input, '--retention-ms', '86400000', '--segment-bytes', '100', '--batch-records', '1').code).toBe(0);
+    const { code, report } = await doctor(root);
+    expect(code).toBe(0);
+    expect(report.findings).toEqual([expect.objectContaining({ severity: 'note', where: dir, message: expect.stringMatching(/segment\(s\), \d+ bytes, past retention \(retention\.ms\)/), fix: `logtool retention ${dir}` })]);
+    expect(report.topics).toEqual([{ topic: 'ev', partitions: 1, sizeBytes: expect.any(Number) }]);
+  });
+
   it('a missing directory is exit 1; a directory with nothing of Kafka in it is exit 2', async () => {
     expect((await cli('doctor', path.join(makeTempDir(), 'nope'))).code).toBe(1);
     const empty = makeTempDir();

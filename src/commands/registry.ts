@@ -103,6 +103,12 @@ export const commandSpecs: readonly CommandSpec[] = [
     description: "consumer groups' committed offsets, read offline from __consumer_offsets partitions",
     load: async () => (await import('./groups.js')).groupsCommand(),
   },
+  {
+    name: 'doctor',
+    args: '<logdir...>',
+    description: 'check log directories read-only with every check logtool has, and say how to fix what it finds',
+    load: async () => (await import('./doctor.js')).doctorCommand(),
+  },
 ];
 
 /**

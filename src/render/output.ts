@@ -44,6 +44,7 @@ export class Output {
     const chunk = this.pending.join('\n') + '\n';
     this.pending = [];
     this.pendingBytes = 0;
+    if (this.stream.isTTY) clearStderrLine(); // stdout and a progress line on stderr share the terminal
     const ok = this.stream.write(chunk);
     if (!ok && !this.closed) {
       await new Promise<void>((resolve) => {

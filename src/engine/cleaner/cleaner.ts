@@ -25,14 +25,16 @@ import path from 'node:path';
 import { realIO, removeTree, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from '../format/compression.js';
-import { Attr, RECORD_BATCH_OVERHEAD, readBatchHeader, writeInt64, type BatchHeader } from '../format/record-batch.js';
+import { Attr, RECORD_BATCH_OVERHEAD, readBatchHeader, type BatchHeader } from '../format/record-batch.js';
 import { BatchReader, READ_CHUNK_BYTES, type Batch } from './batch-reader.js';
 import { LogSegment, LOG_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName, type AppendedBatchInfo } from '../segment/segment.js';
 import type { LogConfig } from '../config.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
-import { CONTROL_ABORT, CONTROL_COMMIT, controlType, emptyBatch, rebuildBatch, RecordRefs, walkRecords, type Allocate } from './batch-records.js';
+import { controlMarker, controlType, emptyBatch, rebuildBatch, RecordRefs, walkRecords, type Allocate } from './batch-records.js';
 import { CLEANED_SUFFIX, SEGMENT_FILE_ORDER, swapBegun, type RemovedFile, type StepHook } from './swap.js';
-import { removeQuietly, writeFileDurable } from '../checkpoint.js';
+import { removeQuietly } from '../checkpoint.js';
+import { ProducerStateManager, TxnMetadata, type AbortedTxn, type ProducerState } from '../partition-state/producer-state.js';
+import { writeTxnIndex } from '../partition-state/transaction-index.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
 /** Kafka's producer.id.expiration.ms default: producers idle this long are no longer active. */
@@ -44,7 +46,6 @@ export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
  */
 const FIXED_OVERHEAD_BYTES = 16 * 1024 * 1024;
 const WRITE_BUFFER_BYTES = 1 << 20;
-const TXN_INDEX_ENTRY_BYTES = 34;
 
 export interface CleanProgress {
   pass: number;
@@ -141,23 +142,7 @@ export interface CleanableLog {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Producer state and transactions (what Kafka keeps in the producer-state manager and .txnindex)
-
-interface ProducerState {
-  epoch: number;
-  /** Last offset of the producer's last data batch in its current epoch; −1 = none. */
-  lastDataOffset: number;
-  lastTimestamp: number;
-  /** First offset of its open transaction; −1 = none. */
-  txnFirst: number;
-}
-
-export interface AbortedTxn {
-  producerId: number;
-  firstOffset: number;
-  lastOffset: number;
-  lastStableOffset: number;
-}
+// Producer state and transactions: partition-state/producer-state.ts
 
 interface SegmentFacts {
   /** First entry the cleaner cannot handle (legacy format or codec not available). */
@@ -169,63 +154,10 @@ interface SegmentFacts {
 }
 
 interface LogFacts {
-  producers: Map<number, ProducerState>;
+  producers: ProducerStateManager;
   aborted: AbortedTxn[];
   lastStableOffset: number;
   segments: Map<LogSegment, SegmentFacts>;
-}
-
-/** Kafka's CleanedTransactionMetadata. */
-class TxnMetadata {
-  private readonly aborted: AbortedTxn[];
-  private next = 0;
-  private readonly ongoingCommitted = new Set<number>();
-  private readonly ongoingAborted = new Map<number, { txn: AbortedTxn; lastObservedBatchOffset: number }>();
-  /** Aborted transactions whose markers the cleaned segment keeps (its .txnindex). */
-  cleanedIndex: AbortedTxn[] | undefined;
-
-  constructor(aborted: AbortedTxn[]) {
-    this.aborted = aborted; // sorted by firstOffset
-  }
-
-  private consumeUpTo(offset: number): void {
-    while (this.next < this.aborted.length && this.aborted[this.next]!.firstOffset <= offset) {
-      const t = this.aborted[this.next++]!;
-      if (!this.ongoingAborted.has(t.producerId)) this.ongoingAborted.set(t.producerId, { txn: t, lastObservedBatchOffset: -1 });
-    }
-  }
-
-  /** A control batch was read; true if it can be discarded. */
-  onControlBatchRead(h: BatchHeader, type: number | undefined): boolean {
-    this.consumeUpTo(h.baseOffset + h.lastOffsetDelta);
-    if (type === undefined) return true; // an emptied control batch: already cleaned
-    const pid = h.producerId;
-    if (type === CONTROL_ABORT) {
-      const m = this.ongoingAborted.get(pid);
-      this.ongoingAborted.delete(pid);
-      if (m && m.lastObservedBatchOffset >= 0) {
-        this.cleanedIndex?.push(m.txn);
-        return false;
-      }
-      return true;
-    }
-    if (type === CONTROL_COMMIT) return !this.ongoingCommitted.delete(pid);
-    return false;
-  }
-
-  /** A data batch was read; true if it belongs to an aborted transaction. */
-  onBatchRead(h: BatchHeader): boolean {
-    const last = h.baseOffset + h.lastOffsetDelta;
-    this.consumeUpTo(last);
-    if ((h.attributes & Attr.transactional) === 0) return false;
-    const m = this.ongoingAborted.get(h.producerId);
-    if (m) {
-      m.lastObservedBatchOffset = last;
-      return true;
-    }
-    this.ongoingCommitted.add(h.producerId);
-    return false;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,9 +444,7 @@ export class Cleaner {
 
   /** One pass over every batch header: producer state, aborted transactions, LSO, problems. */
   private async analyze(segments: LogSegment[], firstDirty: number): Promise<LogFacts> {
-    const producers = new Map<number, ProducerState>();
-    const aborted: AbortedTxn[] = [];
-    const ongoing = new Set<number>();
+    const producers = new ProducerStateManager();
     const segFacts = new Map<LogSegment, SegmentFacts>();
     const refs = new RecordRefs();
     this.setProgress('scan', segments.reduce((n, s) => n + s.size, 0));
@@ -537,64 +467,24 @@ export class Cleaner {
         const last = h.baseOffset + h.lastOffsetDelta;
         const control = (h.attributes & Attr.control) !== 0;
         if (!control && last >= firstDirty) f.dirtyRecords += h.recordsCount;
-        const pid = h.producerId;
-        if (pid < 0) continue;
-        let p = producers.get(pid);
-        if (!p) {
-          p = { epoch: h.producerEpoch, lastDataOffset: -1, lastTimestamp: -1, txnFirst: -1 };
-          producers.set(pid, p);
-        }
-        if (control) {
-            // Kafka's maybeUpdateProducerEpoch: a new epoch clears the batch metadata.
-          if (h.producerEpoch !== p.epoch) {
-            p.lastDataOffset = -1;
-            p.epoch = h.producerEpoch;
-          }
-          p.lastTimestamp = h.maxTimestamp;
-          let type: number | undefined;
+        producers.update(h, () => {
           try {
             const b = e.batch();
             walkRecords(b.buf, b.pos, h, refs, { file: seg.logPath, filePosition: e.position });
-            type = controlType(refs);
+            return controlMarker(refs);
           } catch {
-            type = undefined;
+            return undefined;
           }
-          if ((type === CONTROL_ABORT || type === CONTROL_COMMIT) && (h.attributes & Attr.transactional) !== 0) {
-            ongoing.delete(pid);
-            if (type === CONTROL_ABORT) {
-              let lso = last + 1;
-              for (const o of ongoing) lso = Math.min(lso, producers.get(o)!.txnFirst);
-              aborted.push({ producerId: pid, firstOffset: p.txnFirst >= 0 ? p.txnFirst : h.baseOffset, lastOffset: last, lastStableOffset: lso });
-            }
-            p.txnFirst = -1;
-          }
-        } else {
-          if (h.producerEpoch !== p.epoch) {
-            p.lastDataOffset = -1;
-            p.epoch = h.producerEpoch;
-          }
-          p.lastDataOffset = last;
-          p.lastTimestamp = h.maxTimestamp;
-          if ((h.attributes & Attr.transactional) !== 0 && p.txnFirst < 0) {
-            p.txnFirst = h.baseOffset;
-            ongoing.add(pid);
-          }
-        }
+        });
         await this.maybeYield();
       }
     }
-    let lastStableOffset = this.log.nextOffset;
-    for (const pid of ongoing) lastStableOffset = Math.min(lastStableOffset, producers.get(pid)!.txnFirst);
-    aborted.sort((a, b) => a.firstOffset - b.firstOffset);
-    return { producers, aborted, lastStableOffset, segments: segFacts };
+    return { producers, aborted: producers.abortedByFirstOffset(), lastStableOffset: producers.lastStableOffset(this.log.nextOffset), segments: segFacts };
   }
 
   /** Kafka's lastRecordsOfActiveProducers: producers not expired (or with an open transaction). */
   private activeProducers(facts: LogFacts): Map<number, ProducerState> {
-    const expiry = this.opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS;
-    const out = new Map<number, ProducerState>();
-    for (const [pid, p] of facts.producers) if (p.txnFirst >= 0 || this.now - p.lastTimestamp < expiry) out.set(pid, p);
-    return out;
+    return facts.producers.activeProducers(this.now, this.opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -966,16 +856,7 @@ export class Cleaner {
         seg.flush();
         const files = [seg.logPath, seg.indexPath, seg.timeIndexPath];
         if (txnEntries.length > 0) {
-          const buf = Buffer.alloc(txnEntries.length * TXN_INDEX_ENTRY_BYTES);
-          txnEntries.forEach((t, i) => {
-            const p = i * TXN_INDEX_ENTRY_BYTES;
-            buf.writeInt16BE(0, p);
-            writeInt64(buf, p + 2, t.producerId);
-            writeInt64(buf, p + 10, t.firstOffset);
-            writeInt64(buf, p + 18, t.lastOffset);
-            writeInt64(buf, p + 26, t.lastStableOffset);
-          });
-          writeFileDurable(io, txnPath, buf);
+          writeTxnIndex(io, txnPath, txnEntries);
           files.push(txnPath);
         }
         // Kafka keeps the last input segment's modification time on the cleaned files.

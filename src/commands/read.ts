@@ -5,7 +5,7 @@
 import { Command } from 'commander';
 import { LogtoolError } from '../engine/errors.js';
 import { compressionName } from '../engine/format/compression.js';
-import { controlTypeOf, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf } from '../engine/format/record-batch.js';
+import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf } from '../engine/format/record-batch.js';
 import type { LogRecord } from '../engine/format/record-batch.js';
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
@@ -13,6 +13,12 @@ import { escapeString } from '../render/escape.js';
 import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
 import type { EntryWithSegment } from '../engine/log/log-reader.js';
+import { entryControlMarker, ISOLATION_LEVELS, type IsolationLevel } from '../engine/partition-state/isolation.js';
+
+function parseIsolationLevel(v: string): IsolationLevel {
+  if (!(ISOLATION_LEVELS as readonly string[]).includes(v)) throw new LogtoolError('usage', `--isolation-level must be ${ISOLATION_LEVELS.join(' or ')}, not "${v}"`);
+  return v as IsolationLevel;
+}
 
 interface ReadOpts extends RangeOpts {
   fromOffset?: number;
@@ -22,6 +28,7 @@ interface ReadOpts extends RangeOpts {
   encoding: string;
   batches?: boolean;
   control?: boolean;
+  isolationLevel: IsolationLevel;
 }
 
 export function readCommand(): Command {
@@ -38,7 +45,8 @@ export function readCommand(): Command {
     .option('--json', 'one JSON object per line: {"offset","timestamp","key","value","headers"}')
     .option('--encoding <enc>', 'keys, values and header values as utf8, base64 or hex', 'utf8')
     .option('--batches', 'print batch metadata instead of records')
-    .option('--control', 'include control records (transaction markers)')
+    .option('--control', 'include control records (transaction markers; read_uncommitted only)')
+    .option('--isolation-level <level>', 'read_uncommitted (every record) or read_committed (what a Kafka read_committed consumer sees)', parseIsolationLevel, 'read_uncommitted' as IsolationLevel)
     .addHelpText(
       'after',
       `
@@ -51,6 +59,11 @@ it (the earlier wins; a --to-time after every record ends nothing). --from-offse
 end prints nothing (exit 0); beyond the log end or below the log start it is exit 2, naming the log's
 [start, end). --max-records counts the records printed, after --key.
 
+--isolation-level read_committed prints what a Kafka read_committed consumer sees: no records of
+aborted transactions, no control records, nothing at or after the last stable offset (the first
+offset of the earliest open transaction) or, in a broker's log directory, the high watermark of
+replication-offset-checkpoint. --batches always lists every batch.
+
 Examples:
   logtool read logdata/demo-0
   logtool read logdata/demo-0 --from-time 2026-01-01T00:00:00Z --max-records 10 --json
@@ -60,6 +73,8 @@ Examples:
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
+    if (opts.isolationLevel === 'read_committed' && (opts.control || opts.batches))
+      throw new LogtoolError('usage', `--isolation-level read_committed never returns control records and applies to records only: it cannot be combined with ${opts.control ? '--control' : '--batches'}`);
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -77,7 +92,7 @@ Examples:
         let remaining = opts.maxRecords ?? Infinity;
         // With --key, --max-records counts matching records, so the engine's own limit cannot be used.
         const maxRecords = range.key ? undefined : opts.maxRecords;
-        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl: opts.control })) {
+        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl: opts.control, isolationLevel: opts.isolationLevel })) {
           if (out.closed || remaining <= 0) break;
           if (range.key && !(r.key !== null && r.key.equals(range.key))) continue;
           remaining--;
@@ -133,7 +148,8 @@ export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined 
     partitionLeaderEpoch: h ? h.partitionLeaderEpoch : -1,
     transactional: h ? isTransactional(h) : false,
     control: h ? isControl(h) : false,
-    ...(control ? { controlType: control } : {}),
+    ...(control ? { controlType: control.name } : {}),
+    ...(control && control.coordinatorEpoch >= 0 ? { coordinatorEpoch: control.coordinatorEpoch } : {}),
     crcValid: b.crcValid,
   };
 }
@@ -154,30 +170,22 @@ function legacyWrapperSpan(b: EntryWithSegment): { baseOffset: number; count: nu
   }
 }
 
-function describeControl(b: EntryWithSegment): string | undefined {
-  try {
-    const h = b.entry.header!;
-    if (h.recordsCount < 1 || (h.attributes & 7) !== 0) return undefined;
-    // The single control record's key starts after length, attributes, deltas and key length.
-    const recs = decodeControl(b);
-    return recs;
-  } catch {
-    return undefined;
-  }
+/** The control record's type name and, for an end-transaction marker, its coordinator epoch. */
+function describeControl(b: EntryWithSegment): { name: string; coordinatorEpoch: number } | undefined {
+  const h = b.entry.header!;
+  if (h.recordsCount < 1 || (h.attributes & 7) !== 0) return undefined;
+  const m = entryControlMarker(b.entry);
+  return m && { name: ControlType[m.type] ?? 'UNKNOWN', coordinatorEpoch: m.coordinatorEpoch };
 }
 
 import { decodeEntryRecords } from '../engine/format/entry-records.js';
-function decodeControl(b: EntryWithSegment): string | undefined {
-  const recs = decodeEntryRecords(b.entry);
-  return controlTypeOf(recs[0]?.key ?? null)?.name;
-}
 
 function batchText(b: EntryWithSegment & { crcValid: boolean | undefined }): string {
   const j = batchJson(b);
   return (
     `baseOffset: ${j.baseOffset} lastOffset: ${j.lastOffset} count: ${j.count} position: ${j.position} size: ${j.size} magic: ${j.magic} ` +
     `codec: ${j.codec} ${j.timestampType}: ${j.maxTimestamp} producerId: ${j.producerId} producerEpoch: ${j.producerEpoch} ` +
-    `baseSequence: ${j.baseSequence} isTransactional: ${j.transactional} isControl: ${j.control}${j.controlType ? ` controlType: ${j.controlType}` : ''} crcValid: ${j.crcValid}`
+    `baseSequence: ${j.baseSequence} isTransactional: ${j.transactional} isControl: ${j.control}${j.controlType ? ` controlType: ${j.controlType}` : ''}${j.coordinatorEpoch !== undefined ? ` coordinatorEpoch: ${j.coordinatorEpoch}` : ''} crcValid: ${j.crcValid}`
   );
 }
 

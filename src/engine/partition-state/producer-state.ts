@@ -58,6 +58,18 @@ export class ProducerStateManager {
   readonly aborted: AbortedTxn[] = [];
   /** Producers with an open transaction, in the order their transactions began. */
   private readonly ongoing = new Set<number>();
+  /** First offset of the earliest completed transaction whose marker is not below the high watermark. */
+  private unreplicatedFirst = Infinity;
+  private readonly highWatermark: number;
+
+  /**
+   * `highWatermark`: a broker's checkpointed high watermark (default: none, the whole log is
+   * replicated). A transaction whose marker is at or above it stays unstable, as in Kafka's
+   * unreplicatedTxns.
+   */
+  constructor(highWatermark = Infinity) {
+    this.highWatermark = highWatermark;
+  }
 
   /**
    * One batch (Kafka's ProducerAppendInfo.append). `marker` is read only for a control batch
@@ -98,6 +110,7 @@ export class ProducerStateManager {
   /** Kafka's appendEndTxnMarker + completeTxn: only a non-empty transaction is completed. */
   private endTransaction(p: ProducerState, m: ControlMarker, markerOffset: number): void {
     this.ongoing.delete(p.producerId);
+    if (p.txnFirst >= 0 && markerOffset >= this.highWatermark) this.unreplicatedFirst = Math.min(this.unreplicatedFirst, p.txnFirst);
     if (m.type === CONTROL_ABORT && p.txnFirst >= 0) {
       this.aborted.push({ producerId: p.producerId, firstOffset: p.txnFirst, lastOffset: markerOffset, lastStableOffset: this.firstUnstableOffset(markerOffset + 1) });
     }
@@ -113,9 +126,13 @@ export class ProducerStateManager {
     return lso;
   }
 
-  /** Kafka's UnifiedLog.lastStableOffset: the first unstable offset, else the log end offset. */
+  /**
+   * Kafka's UnifiedLog.lastStableOffset: the first unstable offset (open transactions, and completed
+   * ones whose marker is not replicated yet) if below the high watermark, else the high watermark
+   * (the log end offset without one).
+   */
   lastStableOffset(logEndOffset: number): number {
-    return this.firstUnstableOffset(logEndOffset);
+    return Math.min(this.firstUnstableOffset(logEndOffset), this.unreplicatedFirst, this.highWatermark);
   }
 
   /** The open transactions, earliest first. */

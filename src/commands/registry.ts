@@ -12,7 +12,8 @@ import { deleteRecordsCommand } from './delete-records.js';
 import { consumeCommand, positionsCommand } from './consume.js';
 import { verifyCommand } from './verify.js';
 import { lsCommand } from './ls.js';
+import { transactionsCommand } from './transactions.js';
 
 export function extraCommands(): Command[] {
-  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand(), lsCommand()];
+  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand(), lsCommand(), transactionsCommand()];
 }

@@ -40,6 +40,8 @@ export interface ProducerState {
   txnFirst: number;
   /** Last offset of its open transaction's last data batch; −1 = none. */
   txnLast: number;
+  /** Partition leader epoch of the producer's last batch. */
+  partitionLeaderEpoch: number;
 }
 
 /** An open transaction (Kafka's ongoing TxnMetadata plus what `transactions list` shows). */
@@ -80,7 +82,7 @@ export class ProducerStateManager {
     if (pid < 0) return;
     let p = this.producers.get(pid);
     if (!p) {
-      p = { producerId: pid, epoch: h.producerEpoch, lastDataOffset: -1, lastSequence: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirst: -1, txnLast: -1 };
+      p = { producerId: pid, epoch: h.producerEpoch, lastDataOffset: -1, lastSequence: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirst: -1, txnLast: -1, partitionLeaderEpoch: -1 };
       this.producers.set(pid, p);
     }
     // Kafka's maybeUpdateProducerEpoch: a new epoch clears the batch metadata.
@@ -90,6 +92,7 @@ export class ProducerStateManager {
       p.epoch = h.producerEpoch;
     }
     p.lastTimestamp = h.maxTimestamp;
+    p.partitionLeaderEpoch = h.partitionLeaderEpoch;
     const last = h.baseOffset + h.lastOffsetDelta;
     if ((h.attributes & Attr.control) !== 0) {
       const m = marker();

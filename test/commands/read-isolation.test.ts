@@ -4,22 +4,20 @@
  * offsets Kafka's rules give (written by hand), `--batches` showing markers' coordinator epochs,
  * usage errors, and consume committing no further than the last stable offset.
  */
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
-import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
-import { buildTxnPartition } from '../helpers/txn-partition.js';
+import { removeTempDirs } from '../helpers/fixtures.js';
+import { jsonLines, newTxnPartition } from '../helpers/txn-partition.js';
 
 let dir: string;
 beforeAll(async () => {
   ensureBuilt();
-  dir = path.join(makeTempDir(), 'txn-0');
-  await buildTxnPartition(dir);
+  dir = await newTxnPartition();
 }, 120_000);
 afterAll(removeTempDirs);
 
-const json = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const json = jsonLines;
 
 describe('read --isolation-level', () => {
   it('read_uncommitted (the default) and read_committed return what Kafka consumers see', async () => {

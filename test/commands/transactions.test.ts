@@ -16,17 +16,16 @@ import { Log } from '../../src/api.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { fixturePath, hasFixtures, makeTempDir, removeTempDirs, segmentCases } from '../helpers/fixtures.js';
-import { appendSteps, buildTxnPartition, P2, P3, T0 } from '../helpers/txn-partition.js';
+import { appendSteps, jsonLines, newTxnPartition, P2, P3, T0 } from '../helpers/txn-partition.js';
 
 let dir: string;
 beforeAll(async () => {
   ensureBuilt();
-  dir = path.join(makeTempDir(), 'txn-0');
-  await buildTxnPartition(dir);
+  dir = await newTxnPartition();
 }, 120_000);
 afterAll(removeTempDirs);
 
-const json = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const json = jsonLines;
 const P3_LAST_TS = T0 + 14_001;
 
 /** Every file under `d` with its size and mtime (to prove nothing was written). */

@@ -26,6 +26,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Log } from '../../src/api.js';
+import { makeTempDir } from './fixtures.js';
 
 const require = createRequire(import.meta.url);
 const kjsRoot = path.dirname(require.resolve('kafkajs/package.json'));
@@ -118,6 +119,16 @@ export async function buildTxnPartition(dir: string): Promise<void> {
   await appendSteps(dir, TXN_LAYOUT);
   writeTxnIndexByHand(dir);
 }
+
+/** The layout's partition in a new temporary log directory (removed by removeTempDirs). */
+export async function newTxnPartition(): Promise<string> {
+  const dir = path.join(makeTempDir(), 'txn-0');
+  await buildTxnPartition(dir);
+  return dir;
+}
+
+/** Lines of NDJSON output, parsed. */
+export const jsonLines = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** Appends the steps to the log at `dir` (created if needed) through Log.appendEncoded. */
 export async function appendSteps(dir: string, steps: Step[]): Promise<void> {

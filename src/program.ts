@@ -6,7 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { LogtoolError, ExitCode } from './engine/errors.js';
-import { colours } from './render/output.js';
+import { clearStderrLine, colours } from './render/output.js';
 import { appendCommand } from './commands/append.js';
 import { readCommand } from './commands/read.js';
 import { dumpIndexCommand } from './commands/dump-index.js';
@@ -49,6 +49,7 @@ export function report(err: unknown, debug: boolean, json = false): number {
   if (err instanceof CommanderError && err.exitCode === 0) return 0; // --help, --version
   if (!(err instanceof LogtoolError) && (err as NodeJS.ErrnoException)?.code === 'EPIPE') return 0; // reader went away: end quietly
   const r = describeError(err);
+  clearStderrLine(); // a progress line still drawn on a terminal
   const stack = debug ? (err as Error | undefined)?.stack : undefined;
   if (json) {
     process.stderr.write(`${JSON.stringify({ error: { ...r, ...(stack && !(err instanceof CommanderError) ? { stack } : {}) } })}\n`);

@@ -90,7 +90,10 @@ Examples:
           nowMs: opts.now,
           keepRemovedDir: opts.keepRemoved,
           deleteDelayMs: 0, // from the CLI the replaced files go at once (Kafka: file.delete.delay.ms)
-          onProgress: (p) => progress.update(describeProgress(dir, p)),
+          onProgress: (p) => {
+            progress.update(describeProgress(dir, p));
+            progress.count(p.bytesDone, p.bytesTotal);
+          },
         });
       });
     } catch (caught) {
@@ -127,8 +130,7 @@ function withFlagNames(e: unknown): unknown {
 
 function describeProgress(dir: string, p: CleanProgress): string {
   const what = p.phase === 'scan' ? 'checking' : p.phase === 'map' ? 'mapping keys of' : 'cleaning';
-  const pct = p.bytesTotal > 0 ? ` ${Math.min(100, Math.floor((100 * p.bytesDone) / p.bytesTotal))}%` : '';
-  return `${what} ${dir}${p.pass > 0 ? ` (pass ${p.pass})` : ''}:${pct} of ${formatBytes(p.bytesTotal)}`;
+  return `${what} ${dir}${p.pass > 0 ? ` (pass ${p.pass})` : ''}`;
 }
 
 export function renderCompactReport(r: CleanReport): string[] {

@@ -13,7 +13,8 @@ import { consumeCommand, positionsCommand } from './consume.js';
 import { verifyCommand } from './verify.js';
 import { lsCommand } from './ls.js';
 import { transactionsCommand } from './transactions.js';
+import { groupsCommand } from './groups.js';
 
 export function extraCommands(): Command[] {
-  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand(), lsCommand(), transactionsCommand()];
+  return [recoverCommand(), rebuildIndexCommand(), benchCommand(), compactCommand(), retentionCommand(), deleteRecordsCommand(), consumeCommand(), positionsCommand(), verifyCommand(), lsCommand(), groupsCommand(), transactionsCommand()];
 }

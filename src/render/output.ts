@@ -88,8 +88,21 @@ export function colours(stream: Pick<NodeJS.WriteStream, 'isTTY'> = process.stdo
   return new Chalk({ level: colourLevel(stream) });
 }
 
+let beforeStderrLine: (() => void) | undefined;
+
+/** Set by a progress line on stderr: erases it before a warning or an error line is written. */
+export function setBeforeStderrLine(fn: (() => void) | undefined): void {
+  beforeStderrLine = fn;
+}
+
+/** Erases a progress line, if one is drawn, so a line written to stderr starts at column 0. */
+export function clearStderrLine(): void {
+  beforeStderrLine?.();
+}
+
 /** Warnings go to stderr, one line each. */
 export function warn(message: string): void {
+  clearStderrLine();
   const c = colours(process.stderr);
   process.stderr.write(`${c.yellow('warning:')} ${message}\n`);
 }

@@ -43,14 +43,18 @@ export interface PartitionSource {
 export function entryControlMarker(entry: LogEntry): ControlMarker | undefined {
   try {
     const r = decodeEntryRecords(entry)[0];
-    const t = controlTypeOf(r?.key ?? null);
-    if (!t) return undefined;
-    const v = r!.value;
-    const endTxn = (t.type === CONTROL_ABORT || t.type === CONTROL_COMMIT) && v !== null && v.length >= 6;
-    return { type: t.type, coordinatorEpoch: endTxn ? v.readInt32BE(2) : -1 };
+    return r ? markerOf(r.key, r.value) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** A control record's marker from its key and value. */
+export function markerOf(key: Buffer | null, value: Buffer | null): ControlMarker | undefined {
+  const t = controlTypeOf(key);
+  if (!t) return undefined;
+  const endTxn = (t.type === CONTROL_ABORT || t.type === CONTROL_COMMIT) && value !== null && value.length >= 6;
+  return { type: t.type, coordinatorEpoch: endTxn ? value.readInt32BE(2) : -1 };
 }
 
 /**

@@ -42,7 +42,20 @@ export interface ProducerState {
   txnLast: number;
   /** Partition leader epoch of the producer's last batch. */
   partitionLeaderEpoch: number;
+  /** Its last NUM_BATCHES_TO_RETAIN idempotent data batches in the current epoch, oldest first. */
+  batches: BatchMetadata[];
 }
+
+/** Kafka's BatchMetadata: what identifies a retried batch. */
+export interface BatchMetadata {
+  firstSeq: number;
+  lastSeq: number;
+  firstOffset: number;
+  lastOffset: number;
+}
+
+/** Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN. */
+export const NUM_BATCHES_TO_RETAIN = 5;
 
 /** An open transaction (Kafka's ongoing TxnMetadata plus what `transactions list` shows). */
 export interface OpenTransaction {
@@ -82,13 +95,14 @@ export class ProducerStateManager {
     if (pid < 0) return;
     let p = this.producers.get(pid);
     if (!p) {
-      p = { producerId: pid, epoch: h.producerEpoch, lastDataOffset: -1, lastSequence: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirst: -1, txnLast: -1, partitionLeaderEpoch: -1 };
+      p = { producerId: pid, epoch: h.producerEpoch, lastDataOffset: -1, lastSequence: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirst: -1, txnLast: -1, partitionLeaderEpoch: -1, batches: [] };
       this.producers.set(pid, p);
     }
     // Kafka's maybeUpdateProducerEpoch: a new epoch clears the batch metadata.
     if (h.producerEpoch !== p.epoch) {
       p.lastDataOffset = -1;
       p.lastSequence = -1;
+      p.batches = [];
       p.epoch = h.producerEpoch;
     }
     p.lastTimestamp = h.maxTimestamp;
@@ -101,6 +115,10 @@ export class ProducerStateManager {
     }
     p.lastDataOffset = last;
     p.lastSequence = h.baseSequence < 0 ? -1 : (h.baseSequence + h.lastOffsetDelta) % 0x80000000;
+    if (h.baseSequence >= 0) {
+      p.batches.push({ firstSeq: h.baseSequence, lastSeq: p.lastSequence, firstOffset: h.baseOffset, lastOffset: last });
+      if (p.batches.length > NUM_BATCHES_TO_RETAIN) p.batches.shift();
+    }
     if ((h.attributes & Attr.transactional) !== 0) {
       if (p.txnFirst < 0) {
         p.txnFirst = h.baseOffset;

@@ -45,7 +45,7 @@ export function compactCommand(): Command {
     .option('--dry-run', 'report how many records and bytes would be removed; change nothing')
     .option('--json', 'print the report as one JSON object')
     .option('--from-start', 'ignore cleaner-offset-checkpoint: treat the whole log as dirty (re-clean from the log start offset)')
-    .option('--max-memory <bytes>', `bound on the cleaner's memory: offset map plus I/O buffers (default ${DEFAULT_CLEANER_MEMORY_BYTES}, Kafka's dedupe buffer)`, parseInteger('--max-memory', 1), DEFAULT_CLEANER_MEMORY_BYTES)
+    .option('--max-memory <bytes>', "bound on the cleaner's memory: offset map plus I/O buffers (as Kafka's dedupe buffer)", parseInteger('--max-memory', 1), DEFAULT_CLEANER_MEMORY_BYTES)
     .option('--offset-map-bytes <bytes>', 'size the key→offset map explicitly (24 bytes per key slot); a small map means several passes', parseInteger('--offset-map-bytes', 48))
     .option('--now <time>', 'clean as of this time: delete horizons, min.compaction.lag.ms (epoch ms or ISO-8601; default now)', parseTime('--now'))
     .option('--keep-removed <dir>', 'keep every replaced segment file under <dir>/<partition>/<time>/ instead of deleting it')

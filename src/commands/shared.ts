@@ -6,7 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { Option, type Command } from 'commander';
 import { Log, type LogOptions } from '../engine/log/log.js';
 import { LogtoolError } from '../engine/errors.js';
-import { CONFIG_PROPERTIES, defaultLogConfig, invocationConfigKeys, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
+import { configProperty, defaultLogConfig, invocationConfigKeys, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';
 import { escapeBytes } from '../render/escape.js';
 import { toTimestamp, type Timestamp } from '../engine/format/record-batch.js';
@@ -70,7 +70,7 @@ export function addTopicConfigOptions(cmd: Command): Command {
 /** The flush knobs' options, from the config table (`--flush` for flush.mode, with its choices). */
 export function addFlushOptions(cmd: Command): Command {
   for (const key of FLUSH_CONFIG_KEYS) {
-    const p = CONFIG_PROPERTIES[key];
+    const p = configProperty(key);
     if (key === 'flushMode') cmd.addOption(new Option('--flush <mode>', p.help).choices(['sync', 'async', 'buffered']));
     else cmd.addOption(new Option(`--${kebab(key)} ${p.unit === 'ms' ? '<ms>' : '<n>'}`, p.help).argParser(parseInteger(`--${kebab(key)}`, p.min)));
     if (key === 'syncTimeoutMs') cmd.addOption(new Option('--ack-before-sync', 'sync: acknowledge after write; the data still rides the next group fsync'));

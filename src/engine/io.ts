@@ -15,7 +15,10 @@ import { createRequire } from 'node:module';
 import { assert, ioError, SymlinkError } from './errors.js';
 
 const require = createRequire(import.meta.url);
-const fsExt: { flockSync(fd: number, flags: 'ex' | 'exnb'): void } = require('fs-ext');
+type FsExt = { flockSync(fd: number, flags: 'ex' | 'exnb'): void };
+let fsExtLib: FsExt | undefined;
+/** fs-ext (a native add-on) is loaded on the first lock, not at start-up (issue 15). */
+const fsExt = (): FsExt => (fsExtLib ??= require('fs-ext') as FsExt);
 
 export interface FileStat {
   size: number;
@@ -226,7 +229,7 @@ export const nativeIO: Required<FileIO> = {
   },
   flock(fd, mode) {
     try {
-      fsExt.flockSync(fd, mode);
+      fsExt().flockSync(fd, mode);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN' || code === 'EWOULDBLOCK') throw e; // the caller reports a held lock

@@ -99,7 +99,7 @@ describe('dump-log --offsets-decoder', () => {
     expect(r.code).toBe(3);
     const records = lines(r.stdout).filter((l) => l.startsWith('| '));
     expect(records[0]).toMatch(/ key: Unknown record type 99 at offset 0, skipping\.$/);
-    expect(records[1]).toMatch(/ key: Error at offset 1, skipping\. non-nullable field group was serialized as null$/);
+    expect(records[1]).toMatch(/ key: Error at offset 1, skipping\. Could not read record with version 1 from key's buffer due to: non-nullable field group was serialized as null\.$/);
     expect(records[2]).toMatch(/ key: Failed to decode message at offset 2 using offset topic decoder \(message had a missing key\)$/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });

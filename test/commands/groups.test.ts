@@ -129,7 +129,7 @@ describe('groups on written partitions', () => {
     await log.close();
     const r = await cli('groups', dir, '--json');
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/record at offset 0 is not a __consumer_offsets record: non-nullable field group was serialized as null/);
+    expect(r.stderr).toMatch(/record at offset 0 is not a __consumer_offsets record: Could not read record with version 1 from key's buffer due to: non-nullable field group was serialized as null/);
     expect(lines(r.stdout).map((l) => (JSON.parse(l) as GroupJson).offsets[0]!.offset)).toEqual([5]);
     expect(fs.existsSync(path.join(dir, '00000000000000000000.log'))).toBe(true);
   });

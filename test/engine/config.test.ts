@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_PROPERTIES, cleanupPolicy, defaultLogConfig, parsePropertyValue, propertyToKey, rememberedConfigKeys, resolveConfig, validateConfig, type LogConfig } from '../../src/engine/config.js';
+import { CONFIG_PROPERTIES, cleanupPolicy, configProperty, defaultLogConfig, parsePropertyValue, propertyToKey, rememberedConfigKeys, resolveConfig, validateConfig, type LogConfig } from '../../src/engine/config.js';
 import { loadRememberedConfig, rememberConfig, PROPERTIES_FILE } from '../../src/engine/log/log-properties.js';
 import { realIO } from '../../src/engine/io.js';
 
@@ -16,7 +16,7 @@ describe('config table', () => {
   it('every default is valid, and its text form parses back to it under its own name', () => {
     expect(keys.length).toBe(Object.keys(defaultLogConfig).length);
     for (const k of keys) {
-      const p = CONFIG_PROPERTIES[k];
+      const p = configProperty(k);
       expect(defaultLogConfig[k]).toBe(p.default);
       expect(() => validateConfig({ [k]: p.default })).not.toThrow();
       expect(propertyToKey(p.name)).toBe(k);
@@ -26,7 +26,7 @@ describe('config table', () => {
 
   it('enforces each row bound with a message naming the property', () => {
     for (const k of keys) {
-      const p = CONFIG_PROPERTIES[k];
+      const p = configProperty(k);
       if (p.min !== undefined) expect(() => resolveConfig({ [k]: p.min! - 1 })).toThrow(`${p.name} must be at least ${p.min}, not ${p.min - 1}`);
       if (p.max !== undefined) expect(() => resolveConfig({ [k]: p.max!.value + 1 })).toThrow(`${p.name} must fit in int32`);
     }
@@ -35,7 +35,7 @@ describe('config table', () => {
   });
 
   it('remembers exactly the topic configs, in the table order, and reads them back', () => {
-    expect(rememberedConfigKeys).toEqual(keys.filter((k) => CONFIG_PROPERTIES[k].remembered));
+    expect(rememberedConfigKeys).toEqual(keys.filter((k) => configProperty(k).remembered));
     expect(rememberedConfigKeys).not.toContain('flushMode');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logtool-config-'));
     try {

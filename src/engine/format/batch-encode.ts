@@ -167,6 +167,41 @@ export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeB
   let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
   if (typeof baseTimestamp !== 'number' || !Number.isSafeInteger(baseTimestamp)) return encodeBatchExact(records, opts, nowMs);
   if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
+  const sizes = measureFast(records, baseTimestamp, nowMs, offsetDeltas);
+  if (sizes === undefined) return encodeBatchExact(records, opts, nowMs);
+  const { bodySizes, headerKeyLens, recordsBytes, maxTimestamp } = sizes;
+  const compression = opts.compression ?? CompressionType.none;
+  let buf: Buffer;
+  let end: number;
+  const into = opts.into;
+  if (compression === CompressionType.none) {
+    const size = RECORD_BATCH_OVERHEAD + recordsBytes;
+    buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
+    end =
+      headerKeyLens === undefined
+        ? writeRecordsFast(records, buf, baseTimestamp, nowMs, bodySizes, offsetDeltas)
+        : writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens, offsetDeltas);
+  } else {
+    const raw = Buffer.allocUnsafe(recordsBytes);
+    writeRecords(records, raw, 0, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
+    buf = packRecords(compression, raw);
+    end = buf.length;
+  }
+  const written = writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp, nowMs });
+  return { buf, count, ...written };
+}
+
+/** The first pass of encodeRecordBatch; `headerKeyLens` is set only when some record has headers. */
+interface FastSizes {
+  bodySizes: Int32Array;
+  headerKeyLens: number[] | undefined;
+  recordsBytes: number;
+  maxTimestamp: number;
+}
+
+/** Sizes of each record and of the records section; undefined when a timestamp needs the exact (int64) path. */
+function measureFast(records: readonly RecordInput[], baseTimestamp: number, nowMs: number, offsetDeltas: number[] | undefined): FastSizes | undefined {
+  const count = records.length;
   let maxTimestamp = -1;
   const bodySizes = new Int32Array(count);
   let headerKeyLens: number[] | undefined;
@@ -176,7 +211,7 @@ export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeB
     const r = records[i]!;
     const ts = r.timestamp ?? nowMs;
     // Beyond ±2^53 (or not an integer): the exact path, which also validates.
-    if (typeof ts !== 'number' || !Number.isSafeInteger(ts)) return encodeBatchExact(records, opts, nowMs);
+    if (typeof ts !== 'number' || !Number.isSafeInteger(ts)) return undefined;
     if (ts > maxTimestamp) maxTimestamp = ts;
     const tsDelta = ts - baseTimestamp;
     let body: number;
@@ -209,78 +244,65 @@ export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeB
     const zb = body * 2;
     recordsBytes += (zb < 0x80 ? 1 : zb < 0x4000 ? 2 : zb < 0x200000 ? 3 : zb < 0x10000000 ? 4 : 5) + body;
   }
-  const compression = opts.compression ?? CompressionType.none;
-  let buf: Buffer;
-  let end: number;
-  const into = opts.into;
-  if (compression === CompressionType.none && !anyHeaders) {
-    const size = RECORD_BATCH_OVERHEAD + recordsBytes;
-    buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
-    let pos = RECORD_BATCH_OVERHEAD;
-    for (let i = 0; i < count; i++) {
-      const r = records[i]!;
-      let v = bodySizes[i]! * 2;
-      while (v >= 0x80) {
-        buf[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      buf[pos++] = v;
-      buf[pos++] = 0; // attributes
-      const tsDelta = ((r.timestamp as number | undefined) ?? nowMs) - baseTimestamp; // numbers: checked in the first pass
-      if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
-        v = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
-        while (v >= 0x80) {
-          buf[pos++] = (v & 0x7f) | 0x80;
-          v >>>= 7;
-        }
-        buf[pos++] = v;
-      } else pos = writeVarlong(buf, pos, tsDelta);
-      const od = offsetDeltas ? offsetDeltas[i]! : i;
-      v = ((od << 1) ^ (od >> 31)) >>> 0;
-      while (v >= 0x80) {
-        buf[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      buf[pos++] = v;
-      const key = r.key;
-      if (key == null) buf[pos++] = 1;
-      else {
-        v = key.length * 2;
-        while (v >= 0x80) {
-          buf[pos++] = (v & 0x7f) | 0x80;
-          v >>>= 7;
-        }
-        buf[pos++] = v;
-        buf.set(key, pos);
-        pos += key.length;
-      }
-      const value = r.value;
-      if (value === null) buf[pos++] = 1;
-      else {
-        v = value.length * 2;
-        while (v >= 0x80) {
-          buf[pos++] = (v & 0x7f) | 0x80;
-          v >>>= 7;
-        }
-        buf[pos++] = v;
-        buf.set(value, pos);
-        pos += value.length;
-      }
-      buf[pos++] = 0; // header count
+  return { bodySizes, headerKeyLens: anyHeaders ? headerKeyLens : undefined, recordsBytes, maxTimestamp };
+}
+
+/** The second pass for records without headers, uncompressed: bytes at RECORD_BATCH_OVERHEAD on; returns the end. */
+function writeRecordsFast(records: readonly RecordInput[], buf: Buffer, baseTimestamp: number, nowMs: number, bodySizes: Int32Array, offsetDeltas: number[] | undefined): number {
+  const count = records.length;
+  let pos = RECORD_BATCH_OVERHEAD;
+  for (let i = 0; i < count; i++) {
+    const r = records[i]!;
+    let v = bodySizes[i]! * 2;
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
     }
-    end = pos;
-  } else if (compression === CompressionType.none) {
-    const size = RECORD_BATCH_OVERHEAD + recordsBytes;
-    buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
-    end = writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
-  } else {
-    const raw = Buffer.allocUnsafe(recordsBytes);
-    writeRecords(records, raw, 0, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
-    buf = packRecords(compression, raw);
-    end = buf.length;
+    buf[pos++] = v;
+    buf[pos++] = 0; // attributes
+    const tsDelta = ((r.timestamp as number | undefined) ?? nowMs) - baseTimestamp; // numbers: checked in the first pass
+    if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
+      v = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+    } else pos = writeVarlong(buf, pos, tsDelta);
+    const od = offsetDeltas ? offsetDeltas[i]! : i;
+    v = ((od << 1) ^ (od >> 31)) >>> 0;
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    buf[pos++] = v;
+    const key = r.key;
+    if (key == null) buf[pos++] = 1;
+    else {
+      v = key.length * 2;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+      buf.set(key, pos);
+      pos += key.length;
+    }
+    const value = r.value;
+    if (value === null) buf[pos++] = 1;
+    else {
+      v = value.length * 2;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+      buf.set(value, pos);
+      pos += value.length;
+    }
+    buf[pos++] = 0; // header count
   }
-  const written = writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp, nowMs });
-  return { buf, count, ...written };
+  return pos;
 }
 
 /**

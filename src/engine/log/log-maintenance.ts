@@ -46,19 +46,28 @@ export class LogMaintenance {
     return this.log.isClosed || this.cleaning;
   }
 
-  startRetention(intervalMs: number, onResult?: (r: RetentionReport) => void): void {
-    this.stopRetention();
+  /** A started schedule of `run` that skips while busy and reports a failed round as a warning. */
+  private schedule<R>(intervalMs: number, what: string, run: () => R | Promise<R>, onResult: (r: R) => void, onError: (e: unknown) => void = () => {}): PeriodicTask<R> {
     const log = this.log;
-    this.retentionTask = new PeriodicTask(
+    const task = new PeriodicTask<R>(
       {
-        run: () => log.applyRetention(),
+        run,
         busy: () => this.busy,
         onResult,
-        onError: (e) => log.warn({ file: log.dir, message: `background retention failed: ${(e as Error).message}` }),
+        onError: (e) => {
+          onError(e);
+          log.warn({ file: log.dir, message: `background ${what} failed: ${(e as Error).message}` });
+        },
       },
       intervalMs,
     );
-    this.retentionTask.start();
+    task.start();
+    return task;
+  }
+
+  startRetention(intervalMs: number, onResult?: (r: RetentionReport) => void): void {
+    this.stopRetention();
+    this.retentionTask = this.schedule(intervalMs, 'retention', () => this.log.applyRetention(), (r) => onResult?.(r));
   }
 
   stopRetention(): void {
@@ -67,23 +76,11 @@ export class LogMaintenance {
 
   startCleaner(intervalMs: number, onResult?: (r: CompactionRound) => void): void {
     this.stopCleaner();
-    const log = this.log;
-    this.cleanerTask = new PeriodicTask(
-      {
-        run: () => log.compactIfNeeded(),
-        busy: () => this.busy,
-        onResult: (r) => {
-          if (r.report) this.backgroundCompactions++;
-          onResult?.(r);
-        },
-        onError: (e) => {
-          this.cleanerError = e;
-          log.warn({ file: log.dir, message: `background compaction failed: ${(e as Error).message}` });
-        },
-      },
-      intervalMs,
-    );
-    this.cleanerTask.start();
+    const onRound = (r: CompactionRound) => {
+      if (r.report) this.backgroundCompactions++;
+      onResult?.(r);
+    };
+    this.cleanerTask = this.schedule(intervalMs, 'compaction', () => this.log.compactIfNeeded(), onRound, (e) => (this.cleanerError = e));
   }
 
   stopCleaner(): void {

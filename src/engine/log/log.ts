@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { realIO, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import { resolveConfig, type LogConfig } from '../config.js';
+import { cleanupPolicy, resolveConfig, type LogConfig } from '../config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
@@ -105,7 +105,7 @@ export class Log {
     });
     if (!this.readOnly) this.pipeline = this.startPipeline(init.thoroughFlushIntervalMs);
     if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
-    if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && this.config.cleanupPolicy.split(',').some((p) => p.trim() === 'compact')) this.startCleaner(init.cleanerCheckIntervalMs);
+    if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && cleanupPolicy(this.config.cleanupPolicy).compact) this.startCleaner(init.cleanerCheckIntervalMs);
   }
 
   /** The write side: flush glue, roll and the append path, wired to each other and to this log. */

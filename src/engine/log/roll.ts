@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
-import type { LogConfig } from '../config.js';
+import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment } from '../segment/segment.js';
 import type { LogSegments } from './log-segments.js';
 
@@ -37,8 +37,7 @@ export class Roller {
    */
   get maxSegmentMs(): number {
     const c = this.host.config;
-    const compacted = c.cleanupPolicy.split(',').some((p) => p.trim() === 'compact');
-    return compacted && c.maxCompactionLagMs > 0 ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
+    return cleanupPolicy(c.cleanupPolicy).compact && c.maxCompactionLagMs > 0 ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
   }
 
   /** Kafka's roll conditions (kafka-format.md §9), evaluated before each append. */

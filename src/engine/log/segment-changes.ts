@@ -9,7 +9,7 @@
 import path from 'node:path';
 import type { FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import type { LogConfig } from '../config.js';
+import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment, segmentFileName } from '../segment/segment.js';
 import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, type RetentionRules } from '../cleaner/retention.js';
 import { swapSegments, type RemovedFile, type StepHook } from '../cleaner/swap.js';
@@ -44,7 +44,6 @@ export class SegmentChanges {
   /** Log.applyRetention once the log end offset is known. */
   applyRetention(logEndOffset: number, opts: RetentionOptions): RetentionReport {
     const c = this.host.config;
-    const policy = c.cleanupPolicy.split(',').map((s) => s.trim());
     const rules: RetentionRules = {
       logStartOffset: this.host.logStartOffset(),
       logEndOffset,
@@ -52,7 +51,7 @@ export class SegmentChanges {
       nowMs: opts.nowMs ?? Date.now(),
       retentionMs: opts.retentionMs ?? c.retentionMs,
       retentionBytes: opts.retentionBytes ?? c.retentionBytes,
-      deletePolicy: policy.includes('delete'),
+      deletePolicy: cleanupPolicy(c.cleanupPolicy).delete,
     };
     return this.deleteByPlan(planRetention(this.views(), rules), rules, opts);
   }

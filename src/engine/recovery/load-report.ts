@@ -51,7 +51,7 @@ export interface LoadReport {
   /** Segments after loading. */
   segments: number;
   segmentsScanned: number;
-  /** `.log` files trusted without validation (clean shutdown, below the recovery point): `--full` checks them. */
+  /** `.log` files trusted without validation (clean shutdown, below the recovery point): forceRecoverAll checks them. */
   segmentsNotChecked: string[];
   batchesValidated: number;
   bytesValidated: number;

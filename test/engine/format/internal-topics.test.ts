@@ -105,6 +105,8 @@ describe('__consumer_offsets records, hand-encoded', () => {
     const v3 = Buffer.concat([h('0003 000000000000002a 00000005'), str16(''), h('0000000000000064')]);
     expect(decodeOffsets({ offset: 0, key: key1, value: v3 }).payload).toBe('{"version":"3","data":{"offset":42,"leaderEpoch":5,"metadata":"","commitTimestamp":100}}');
     expect(decodeOffsets({ offset: 0, key: key1, value: null })).toMatchObject({ key: '{"type":"1","data":{"group":"g","topic":"t","partition":7}}', payload: '<DELETE>', problem: false });
+    const key0 = Buffer.concat([h('0000'), key1.subarray(2)]); // OffsetCommitKey v0 (the oldest key version), same fields
+    expect(decodeOffsets({ offset: 0, key: key0, value: v0 }).key).toBe('{"type":"0","data":{"group":"g","topic":"t","partition":7}}');
   });
 
   it('OffsetCommitValue v4 is flexible: compact metadata and a tagged-field section', () => {
@@ -125,7 +127,7 @@ describe('__consumer_offsets records, hand-encoded', () => {
     expect(decodeOffsets({ offset: 4, key: h('0063 0000'), value: null })).toMatchObject({ key: 'Unknown record type 99 at offset 4, skipping.', problem: true });
     const d = decodeOffsets({ offset: 5, key: key1, value: h('0009 00') });
     expect(d.problem).toBe(true);
-    expect(d.key).toBe("Error at offset 5, skipping. Can't read version 9 of OffsetCommitValue");
+    expect(d.key).toBe("Error at offset 5, skipping. Could not read record with version 9 from value's buffer due to: Can't read version 9 of OffsetCommitValue.");
     expect(decodeOffsets({ offset: 6, key: null, value: null }).problem).toBe(true);
   });
 
@@ -181,7 +183,15 @@ describe('__transaction_state and metadata records, hand-encoded', () => {
 
   it('a metadata record type Kafka does not know is UNKNOWN with its type id', () => {
     expect(decodeMetadataRecord(h('01 63 00'))).toEqual({ typeId: 99, version: 0 });
-    expect(decodeClusterMetadata({ offset: 3, key: null, value: h('01 63 00') })).toMatchObject({ json: { type: 'UNKNOWN', typeId: 99 }, problem: true });
+    expect(decodeClusterMetadata({ offset: 3, key: null, value: h('01 63 00') })).toMatchObject({
+      payload: 'Error at 3, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 99',
+      json: { type: 'UNKNOWN', typeId: 99 },
+      problem: true,
+    });
+    // Kafka's MetadataParseException messages: a body that ends early, bytes after the record, frame 0
+    expect(decodeClusterMetadata({ offset: 4, key: null, value: h('01 02 00 05') })).toMatchObject({ payload: 'Error at 4, skipping. Failed to deserialize record with type 2', problem: true });
+    expect(decodeClusterMetadata({ offset: 5, key: null, value: h('01 14 00 00 ff') }).payload).toBe('Error at 5, skipping. Found 1 byte(s) of garbage after 20');
+    expect(decodeClusterMetadata({ offset: 6, key: null, value: h('00') }).payload).toMatch(/^Error at 6, skipping\. Could not deserialize metadata record with frame version 0\./);
     // TopicRecord v0: name "t", topic id, no tags
     const topic = Buffer.concat([h('01 02 00 02 74'), Buffer.alloc(16, 0xff), h('00')]);
     expect(decodeClusterMetadata({ offset: 3, key: null, value: topic }).payload).toBe('{"type":"TOPIC_RECORD","version":0,"data":{"name":"t","topicId":"_____________________w"}}');

@@ -4,10 +4,12 @@
  * and DumpLogSegments.OffsetsMessageParser (core/src/main/scala/kafka/tools/DumpLogSegments.scala)
  * prints them. The key starts with an int16 record type, which is also the key's version: 0–1
  * OffsetCommitKey, 2 GroupMetadataKey, 3–8 the consumer-group records of KIP-848, 9–15 share
- * groups. The value starts with its own int16 version; a null value is a tombstone. A classic
+ * groups. The value starts with its own int16 version; a null value is a tombstone. Errors carry
+ * CoordinatorRecordSerde's messages (`Could not read record with version V from key's buffer due to: …`). A classic
  * group's members of protocol type "consumer" have their subscription and assignment decoded
  * (ConsumerProtocolSubscription/Assignment), as Kafka's parser does.
  */
+import { CorruptDataError } from '../../errors.js';
 import { Readable } from './readable.js';
 import { kafkaJsonText, readMessage, schemaNamed, type KafkaJson, type MessageSpec } from './schema.js';
 import { OFFSETS_SCHEMAS } from './offsets-schemas.js';
@@ -71,17 +73,33 @@ function decodeEmbedded(member: { [field: string]: KafkaJson }, field: string, s
   }
 }
 
+/** CoordinatorRecordSerde.readVersion. */
+function readVersion(r: Readable, name: 'key' | 'value'): number {
+  if (r.remaining < 2) throw new CorruptDataError(`Could not read version from ${name}'s buffer.`);
+  return r.int16();
+}
+
+/** CoordinatorRecordSerde.readMessage: Kafka's message around the reader's own. */
+function readPart(r: Readable, spec: MessageSpec, version: number, name: 'key' | 'value'): { [field: string]: KafkaJson } {
+  try {
+    return readMessage(r, spec, version);
+  } catch (err) {
+    if (!(err instanceof CorruptDataError)) throw err;
+    throw new CorruptDataError(`Could not read record with version ${version} from ${name}'s buffer due to: ${err.message}.`);
+  }
+}
+
 /** Decodes one record; throws UnknownRecordTypeError or a CorruptDataError. */
 export function decodeOffsetsRecord(key: Buffer, value: Buffer | null): OffsetsRecord {
-  const kr = new Readable(key, "__consumer_offsets key's buffer");
-  const type = kr.int16();
+  const kr = new Readable(key, '__consumer_offsets key');
+  const type = readVersion(kr, 'key');
   const name = RECORD_TYPES[type];
   if (type < 0 || name === undefined) throw new UnknownRecordTypeError(type);
-  const decodedKey = readMessage(kr, specs.get(`${name}Key`)!, type);
+  const decodedKey = readPart(kr, specs.get(`${name}Key`)!, type, 'key');
   if (value === null) return { type, name, key: decodedKey, valueVersion: null, value: null };
-  const vr = new Readable(value, "__consumer_offsets value's buffer");
-  const valueVersion = vr.int16();
-  const decodedValue = readMessage(vr, specs.get(`${name}Value`)!, valueVersion);
+  const vr = new Readable(value, '__consumer_offsets value');
+  const valueVersion = readVersion(vr, 'value');
+  const decodedValue = readPart(vr, specs.get(`${name}Value`)!, valueVersion, 'value');
   if (name === 'GroupMetadata' && decodedValue.protocolType === 'consumer' && Array.isArray(decodedValue.members)) {
     for (const m of decodedValue.members) {
       if (m === null || typeof m !== 'object' || Array.isArray(m) || Buffer.isBuffer(m)) continue;

@@ -21,6 +21,7 @@ function parseIsolationLevel(v: string): IsolationLevel {
   return v as IsolationLevel;
 }
 import { decodedJsonLine, decodedTextLine, decodeOption, decoderFor, readDecoderKind } from './internal-decode.js';
+import { internalControlDecoder } from '../engine/format/internal/index.js';
 import type { InternalTopicKind } from '../engine/format/internal/index.js';
 
 interface ReadOpts extends RangeOpts {
@@ -89,7 +90,8 @@ Examples:
 
 Partitions of __consumer_offsets, __transaction_state and __cluster_metadata are decoded in text
 output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --json stays raw unless
---decode names the topic's format. Decoded output leaves control records out (as kafka-dump-log.sh does).`,
+--decode names the topic's format. Decoded output leaves transaction markers out (kafka-dump-log.sh prints
+no data for them); a metadata log's KRaft control records show as <Label>\t<JSON>, as kafka-dump-log.sh prints them.`,
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
@@ -97,6 +99,9 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
       throw new LogtoolError('usage', `--isolation-level read_committed never returns control records, applies to records only and does not follow: it cannot be combined with ${opts.control ? '--control' : opts.batches ? '--batches' : '--follow'}`);
     const decodeKind = readDecoderKind(dir, opts);
     const decode = decodeKind ? decoderFor(decodeKind) : undefined;
+    // A metadata log's KRaft control records are decoded too. Records carry no batch flags here, but
+    // Kafka writes metadata records without keys and control records with one, so the key tells them.
+    const decodeControl = decodeKind ? internalControlDecoder(decodeKind) : undefined;
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -120,7 +125,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           if (out.closed || remaining <= 0) return false;
           if (range.key && !(r.key !== null && r.key.equals(range.key))) return true;
           remaining--;
-          const decoded = decode ? decode(r) : undefined;
+          const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
           if (decoded) await out.line(opts.json ? decodedJsonLine(r, decoded) : decodedTextLine(r, decoded, c));
           else if (opts.json) await out.json(recordJson(r, encoding, stats));
@@ -128,7 +133,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           return remaining > 0;
         };
         let more = true;
-        const includeControl = opts.control && !decode;
+        const includeControl = (opts.control && !decode) || decodeControl !== undefined;
         for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl, isolationLevel: opts.isolationLevel })) {
           if (!(more = await onRecord(r))) break;
         }

@@ -5,18 +5,13 @@
  * usage errors, and consume committing no further than the last stable offset.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { removeTempDirs } from '../helpers/fixtures.js';
-import { jsonLines, newTxnPartition } from '../helpers/txn-partition.js';
+import { jsonLines, cliTxnPartition } from '../helpers/txn-partition.js';
 
 let dir: string;
-beforeAll(async () => {
-  ensureBuilt();
-  dir = await newTxnPartition();
-}, 120_000);
+beforeAll(async () => (dir = await cliTxnPartition()), 120_000);
 afterAll(removeTempDirs);
-
 const json = jsonLines;
 
 describe('read --isolation-level', () => {

@@ -13,18 +13,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/api.js';
-import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { fixturePath, hasFixtures, makeTempDir, removeTempDirs, segmentCases } from '../helpers/fixtures.js';
-import { appendSteps, jsonLines, newTxnPartition, P2, P3, T0 } from '../helpers/txn-partition.js';
+import { appendSteps, jsonLines, cliTxnPartition, P2, P3, T0 } from '../helpers/txn-partition.js';
 
 let dir: string;
-beforeAll(async () => {
-  ensureBuilt();
-  dir = await newTxnPartition();
-}, 120_000);
+beforeAll(async () => (dir = await cliTxnPartition()), 120_000);
 afterAll(removeTempDirs);
-
 const json = jsonLines;
 const P3_LAST_TS = T0 + 14_001;
 

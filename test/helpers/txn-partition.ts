@@ -27,6 +27,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Log } from '../../src/api.js';
 import { makeTempDir } from './fixtures.js';
+import { ensureBuilt } from './build.js';
 
 const require = createRequire(import.meta.url);
 const kjsRoot = path.dirname(require.resolve('kafkajs/package.json'));
@@ -125,6 +126,12 @@ export async function newTxnPartition(): Promise<string> {
   const dir = path.join(makeTempDir(), 'txn-0');
   await buildTxnPartition(dir);
   return dir;
+}
+
+/** For CLI tests: dist/ built and the layout's partition made (call from beforeAll). */
+export async function cliTxnPartition(): Promise<string> {
+  ensureBuilt();
+  return newTxnPartition();
 }
 
 /** Lines of NDJSON output, parsed. */

@@ -14,6 +14,8 @@ import { Command } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { Log } from '../engine/log/log.js';
+import { endDanglingTransactions, isLogtoolProducerId } from '../engine/partition-state/log-transaction.js';
+import { scanProducerState } from '../engine/partition-state/isolation.js';
 import { DirectoryLock } from '../engine/log/lock.js';
 import { requireTopicPartition } from '../engine/log/topic-partition.js';
 import { resolveConfig } from '../engine/config.js';
@@ -79,7 +81,7 @@ function dryRun(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) =>
  */
 async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) => void): Promise<{ report: LoadReport; warnings: string[] }> {
   const planned = dryRun(dir, opts, onProgress);
-  if (!planned.report.repaired) return { report: { ...planned.report, dryRun: false }, warnings: planned.warnings };
+  if (!planned.report.repaired && !hasDanglingTransaction(dir)) return { report: { ...planned.report, dryRun: false }, warnings: planned.warnings };
   const warnings: string[] = [];
   const log = Log.open(dir, {
     create: false,
@@ -88,9 +90,25 @@ async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: Lo
     onWarning: (w) => warnings.push(describeWarning(w)),
     recovery: { forceRecoverAll: opts.full, onProgress },
   });
-  // Closing flushes what recovery wrote and checkpoints the recovery point at the log end.
-  await log.close();
+  // An interrupted `append --transaction` is ended as its coordinator would: an ABORT marker.
+  try {
+    for (const a of await endDanglingTransactions(log))
+      process.stderr.write(`note: ended the interrupted transaction of logtool producer ${a.producerId} (from offset ${a.firstOffset}) with an ABORT marker at offset ${a.markerOffset}\n`);
+  } finally {
+    // Closing flushes what recovery wrote and checkpoints the recovery point at the log end.
+    await log.close();
+  }
   return { report: log.loadReport, warnings };
+}
+
+/** True when a logtool producer's transaction is open (read-only look; a log needing repair shows what it can). */
+function hasDanglingTransaction(dir: string): boolean {
+  const log = Log.openStableSync(dir, { onWarning: () => undefined });
+  try {
+    return scanProducerState(log.segments).openTransactions().some((t) => isLogtoolProducerId(t.producerId));
+  } finally {
+    void log.close();
+  }
 }
 
 function describeWarning(w: { file: string; position?: number; message: string }): string {

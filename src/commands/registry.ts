@@ -109,6 +109,12 @@ export const commandSpecs: readonly CommandSpec[] = [
     description: 'check log directories read-only with every check logtool has, and say how to fix what it finds',
     load: async () => (await import('./doctor.js')).doctorCommand(),
   },
+  {
+    name: 'transactions',
+    args: '',
+    description: "a partition's transactions: list, find-hanging, abort",
+    load: async () => (await import('./transactions.js')).transactionsCommand(),
+  },
 ];
 
 /**

@@ -7,6 +7,7 @@ import type { FileIO } from '../io.js';
 import type { LogConfig } from '../config.js';
 import type { BatchHeader } from '../format/record-batch.js';
 import type { LogSegment } from '../segment/segment.js';
+import type { AbortedTxn } from '../partition-state/transaction-index.js';
 import type { PlannedDeletion } from './retention.js';
 import type { RemovedFile, StepHook } from './swap.js';
 
@@ -97,14 +98,9 @@ export interface CleanableLog {
 }
 
 /** One aborted transaction as the cleaned segment's `.txnindex` records it. */
-export interface TxnIndexEntry {
-  producerId: number;
-  firstOffset: number;
-  lastOffset: number;
-  lastStableOffset: number;
-}
+export type TxnIndexEntry = AbortedTxn;
 
-/** What filtering needs of Kafka's CleanedTransactionMetadata (TxnMetadata in cleaner.ts). */
+/** What filtering needs of Kafka's CleanedTransactionMetadata (TxnMetadata in partition-state/producer-state.ts). */
 export interface CleanedTxnTracker {
   /** A control batch was read (its control type, undefined when emptied); true if it can be discarded. */
   onControlBatchRead(h: BatchHeader, type: number | undefined): boolean;

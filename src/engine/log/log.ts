@@ -32,6 +32,7 @@ import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
+import { AppendGuard } from '../partition-state/idempotence.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
 import { wireWriteSide } from './write-side.js';
@@ -62,6 +63,7 @@ export class Log {
   logStartOffset: number;
   private readonly segmentList: LogSegments;
   private readonly appender: AppendPath;
+  private readonly appendGuard: AppendGuard;
   private readonly roller: Roller;
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
@@ -78,6 +80,7 @@ export class Log {
 
   private constructor(init: LogInit) {
     this.dir = init.dir;
+    this.appendGuard = new AppendGuard(() => this.segments, init.dir);
     this.logDir = path.dirname(init.dir);
     this.topicPartition = init.tp;
     this.config = init.config;
@@ -234,7 +237,15 @@ export class Log {
    * resolves when the batch is acknowledged under the flush mode (see AppendResult.status).
    */
   append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
-    return this.appender.append(records, options);
+    // Idempotent producer fields are checked as Kafka's broker checks them (partition-state/idempotence.ts).
+    const b = { producerId: options.producerId ?? -1, producerEpoch: options.producerEpoch ?? -1, baseSequence: options.control ? -1 : (options.baseSequence ?? -1), count: records.length, transactional: options.transactional, control: options.control ? records[0] : undefined };
+    if (b.producerId >= 0) this.ensureWritable();
+    const dup = this.appendGuard.check(b);
+    if (dup) return Promise.resolve({ baseOffset: dup.firstOffset, lastOffset: dup.lastOffset, count: records.length, status: 'written', duplicate: true });
+    const baseOffset = this.nextOffset;
+    const result = this.appender.append(records, options);
+    this.appendGuard.appended(b, baseOffset);
+    return result;
   }
 
   /**
@@ -256,7 +267,10 @@ export class Log {
    * LogAppendTime.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
-    return this.appender.appendEncoded(batch, options);
+    this.appendGuard.beforeEncoded(batch);
+    const result = this.appender.appendEncoded(batch, options);
+    this.appendGuard.appendedEncoded(batch);
+    return result;
   }
 
   /**

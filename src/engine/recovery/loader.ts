@@ -127,6 +127,11 @@ export interface LoadOptions {
   /** Compute the report of a full (non-read-only) load without changing anything. */
   dryRun?: boolean;
   onProgress?: (p: LoadProgress) => void;
+  /**
+   * The log directory's clean-shutdown marker as another writer of this process already read (and
+   * deleted) it; the loader then does not read the file (logdir/clean-shutdown.ts).
+   */
+  directoryMarker?: { content: Buffer | undefined };
 }
 
 export interface LoadResult {
@@ -439,9 +444,9 @@ class LogLoader {
   private recover(segments: LogSegment[]): LoadResult {
     const { io, report, opts } = this;
     const markerPath = path.join(this.logDir, CLEAN_SHUTDOWN_FILE);
-    const markerContent = readCleanShutdownMarker(io, this.logDir);
+    const markerContent = opts.directoryMarker ? opts.directoryMarker.content : readCleanShutdownMarker(io, this.logDir);
     report.markerFound = markerContent !== undefined;
-    if (report.markerFound && !this.dryRun) {
+    if (report.markerFound && !this.dryRun && io.stat(markerPath)) {
       // Kafka deletes the marker as soon as it sees it (KAFKA-10471); the directory fsync makes
       // the deletion durable before this writer changes anything, so a crash cannot revive it.
       io.unlink(markerPath);

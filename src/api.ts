@@ -31,3 +31,4 @@ export { readProducerSnapshot, decodeProducerSnapshot, encodeProducerSnapshot, t
 export { readLeaderEpochCheckpoint, checkLeaderEpochs, LEADER_EPOCH_CHECKPOINT, type LeaderEpochEntry, type LeaderEpochBounds, type LeaderEpochProblem } from './engine/partition-state/leader-epochs.js';
 export { Channel, type ChannelOptions, type ChannelCounters, type PutTransaction, type TakeTransaction } from './engine/queue/channel.js';
 export { verifyLog, type VerifyReport, type VerifyProblem, type VerifyOptions } from './engine/recovery/log-verifier.js';
+export { BrokerLock } from './engine/logdir/broker-lock.js';

@@ -13,6 +13,7 @@ import { dumpIndexCommand } from './commands/dump-index.js';
 import { segmentsCommand } from './commands/segments.js';
 import { dumpLogCommand } from './commands/dump-log.js';
 import { extraCommands } from './commands/registry.js';
+import { lockForCommand, releaseCommandLock } from './commands/broker-lock.js';
 
 /** What an error says, the same for the text line and the JSON object. */
 export interface ErrorReport {
@@ -105,6 +106,8 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
       program.error(`error: unknown command '${name}'`, { exitCode: ExitCode.usage, code: 'commander.unknownCommand' });
     });
   program.addCommand(help);
+  // A writing command holds its log directory's broker lock for its whole run (commands/broker-lock.ts).
+  program.hook('preAction', (_program, action) => lockForCommand(action));
   return program;
 }
 
@@ -151,6 +154,7 @@ export async function runCli(argv: string[], streams: CliStreams = {}): Promise<
   } catch (err) {
     code = report(err, debug, json);
   } finally {
+    await releaseCommandLock();
     restoreOut?.();
     restoreErr?.();
   }

@@ -31,4 +31,9 @@ export { readProducerSnapshot, decodeProducerSnapshot, encodeProducerSnapshot, t
 export { readLeaderEpochCheckpoint, checkLeaderEpochs, LEADER_EPOCH_CHECKPOINT, type LeaderEpochEntry, type LeaderEpochBounds, type LeaderEpochProblem } from './engine/partition-state/leader-epochs.js';
 export { Channel, type ChannelOptions, type ChannelCounters, type PutTransaction, type TakeTransaction } from './engine/queue/channel.js';
 export { verifyLog, type VerifyReport, type VerifyProblem, type VerifyOptions } from './engine/recovery/log-verifier.js';
+export { decodeOffsetsRecord, type OffsetsRecord } from './engine/format/internal/consumer-offsets.js';
+export { decodeTransactionLogRecord, type TransactionLogRecord } from './engine/format/internal/transaction-log.js';
+export { decodeMetadataRecord, type MetadataRecord } from './engine/format/internal/cluster-metadata.js';
+export { GroupStateBuilder, type GroupState, type CommittedOffset } from './engine/format/internal/group-state.js';
+export { kafkaJsonText, type KafkaJson } from './engine/format/internal/schema.js';
 export { BrokerLock } from './engine/logdir/broker-lock.js';

@@ -6,14 +6,9 @@
  */
 import { Command, CommanderError } from 'commander';
 import { LogtoolError, ExitCode } from './engine/errors.js';
-import { colours } from './render/output.js';
-import { appendCommand } from './commands/append.js';
-import { readCommand } from './commands/read.js';
-import { dumpIndexCommand } from './commands/dump-index.js';
-import { segmentsCommand } from './commands/segments.js';
-import { dumpLogCommand } from './commands/dump-log.js';
-import { extraCommands } from './commands/registry.js';
-import { lockForCommand, releaseCommandLock } from './commands/broker-lock.js';
+import { colourLevel } from './render/colour-level.js';
+import { clearStderrLine } from './render/stderr-line.js';
+import { commandSpecs, specForArgv, type CommandSpec } from './commands/registry.js';
 
 /** What an error says, the same for the text line and the JSON object. */
 export interface ErrorReport {
@@ -50,24 +45,40 @@ export function report(err: unknown, debug: boolean, json = false): number {
   if (err instanceof CommanderError && err.exitCode === 0) return 0; // --help, --version
   if (!(err instanceof LogtoolError) && (err as NodeJS.ErrnoException)?.code === 'EPIPE') return 0; // reader went away: end quietly
   const r = describeError(err);
+  clearStderrLine(); // a progress line still drawn on a terminal
   const stack = debug ? (err as Error | undefined)?.stack : undefined;
   if (json) {
     process.stderr.write(`${JSON.stringify({ error: { ...r, ...(stack && !(err instanceof CommanderError) ? { stack } : {}) } })}\n`);
     return r.exitCode;
   }
   if (err instanceof CommanderError) return r.exitCode; // commander already wrote its line
-  const c = colours(process.stderr);
+  // The one red word, without loading chalk: errors are written on every path, start-up included.
+  const label = colourLevel(process.stderr) > 0 ? '\u001b[31merror:\u001b[39m' : 'error:';
   const text = err instanceof LogtoolError ? err.describe() : `internal error: ${r.message} (run with --debug for details; please report it)`;
-  process.stderr.write(`${c.red('error:')} ${text}\n`);
+  process.stderr.write(`${label} ${text}\n`);
   if (stack) process.stderr.write(`${stack}\n`);
   return r.exitCode;
 }
 
 /**
- * The program with every command. With `json` (the command line has --json), commander's own error
- * lines and the usage hint are left out: report() writes the error as one JSON object instead.
+ * What the program's --help lists for a command whose module is not loaded: its name, arguments and
+ * description, nothing that needs the command's code. It never runs: runCli loads the command a
+ * command line names (specForArgv) before parsing.
  */
-export function buildProgram(options: { json?: boolean } = {}): Command {
+function commandStub(spec: CommandSpec): Command {
+  const stub = new Command(spec.name).description(spec.description);
+  if (spec.args) stub.arguments(spec.args);
+  return stub.action(() => {
+    throw new Error(`command ${spec.name} was not loaded`);
+  });
+}
+
+/**
+ * The program with every command: the `loaded` ones in full, the others as stubs for the command
+ * list (commandStub). With `json` (the command line has --json), commander's own error lines and
+ * the usage hint are left out: report() writes the error as one JSON object instead.
+ */
+export function buildProgram(options: { json?: boolean; loaded?: readonly Command[] } = {}): Command {
   const output = {
     writeOut: (s: string) => process.stdout.write(s),
     writeErr: (s: string) => process.stderr.write(s),
@@ -81,7 +92,7 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
     .showHelpAfterError(hint)
     .exitOverride()
     .configureOutput(output);
-  const commands = [appendCommand(), readCommand(), dumpIndexCommand(), segmentsCommand(), dumpLogCommand(), ...extraCommands()];
+  const commands = commandSpecs.map((spec) => options.loaded?.find((c) => c.name() === spec.name) ?? commandStub(spec));
   for (const cmd of commands) {
     cmd.exitOverride();
     cmd.option('--debug', 'print stack traces of errors');
@@ -106,10 +117,34 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
       program.error(`error: unknown command '${name}'`, { exitCode: ExitCode.usage, code: 'commander.unknownCommand' });
     });
   program.addCommand(help);
-  // A writing command holds its log directory's broker lock for its whole run (commands/broker-lock.ts).
-  program.hook('preAction', (_program, action) => lockForCommand(action));
+  program.addHelpText('after', TOP_LEVEL_HELP);
+  // A writing command holds its log directory's broker lock for its whole run (commands/broker-lock.ts,
+  // loaded only when a command runs).
+  program.hook('preAction', async (_program, action) => {
+    brokerLocks ??= await import('./commands/broker-lock.js');
+    await brokerLocks.lockForCommand(action);
+  });
   return program;
 }
+
+/** After the command list of `logtool --help`: the exit codes (README, "Exit codes") and a few examples. */
+const TOP_LEVEL_HELP = `
+Exit codes:
+  0  success (verify: everything checks out; recover: the log was already consistent)
+  1  operational error: I/O failure, missing directory, the log locked by another writer
+  2  usage error: bad option, bad argument, bad input line
+  3  data problem found: corruption, torn tail, index mismatch (recover: something was repaired)
+
+Examples:
+  logtool append logdata/demo-0 --key user1 --value hello
+  logtool read logdata/demo-0 --from-offset 0 --max-records 10
+  logtool read logdata/demo-0 --follow --json
+  logtool verify /var/lib/kafka/orders-3 --deep
+  logtool recover /var/lib/kafka/orders-3 --dry-run
+  logtool help read`;
+
+/** commands/broker-lock.ts, once a command that may write has started. */
+let brokerLocks: typeof import('./commands/broker-lock.js') | undefined;
 
 /** Where runCli sends output; by default the process's own streams. */
 export interface CliStreams {
@@ -149,12 +184,14 @@ export async function runCli(argv: string[], streams: CliStreams = {}): Promise<
   process.exitCode = undefined;
   let code: number;
   try {
-    await buildProgram({ json }).parseAsync(argv, { from: 'user' });
+    const spec = specForArgv(argv);
+    const loaded = spec ? [await spec.load()] : [];
+    await buildProgram({ json, loaded }).parseAsync(argv, { from: 'user' });
     code = Number(process.exitCode ?? 0);
   } catch (err) {
     code = report(err, debug, json);
   } finally {
-    await releaseCommandLock();
+    await brokerLocks?.releaseCommandLock();
     restoreOut?.();
     restoreErr?.();
   }

@@ -7,6 +7,8 @@
  *   with fs.writeSync when full (the page-cache write bound of an append).
  * - raw-write-fdatasync: write one 100-byte record, fdatasync, repeat (the latency bound of a
  *   sync append).
+ * - raw-write-fdatasync-async, raw-fdatasync-per-1000-async: the same with fs.fdatasync through
+ *   libuv's thread pool, as the engine's sync mode calls it: the difference is what the hop costs.
  * - raw-fdatasync-per-1000: 1000 records through the 64 KiB buffer, then fdatasync (the bound of a
  *   durable batched append).
  * - raw-read-crc: the data set's `.log` files read in 1 MiB chunks, each batch's CRC-32C checked
@@ -67,8 +69,18 @@ async function rawWrite(ctx: BenchContext, valueBytes: number, records: number):
   return { records: r.records, bytes: r.records * valueBytes, seconds: r.seconds, latenciesMs: lat, opUnit: '64 KiB write', extra: { valueBytes } };
 }
 
+/**
+ * fdatasync of `fd`: the synchronous call (blocks the event loop, the physical bound) or, with
+ * `viaThreadPool`, fs.fdatasync through libuv's thread pool as the engine's sync mode does — the
+ * difference is what the hop costs (issue 15).
+ */
+function fdatasync(fd: number, viaThreadPool: boolean): void | Promise<void> {
+  if (!viaThreadPool) return fs.fdatasyncSync(fd);
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+}
+
 /** write + fdatasync of one 100-byte record, repeated. */
-async function rawWriteFdatasync(ctx: BenchContext): Promise<ScenarioResult> {
+async function rawWriteFdatasync(ctx: BenchContext, viaThreadPool = false): Promise<ScenarioResult> {
   const rec = Buffer.concat([Buffer.from([0, 0, 0, 100]), payload(100)]);
   const fd = fs.openSync(path.join(ctx.dir, 'raw.dat'), 'w');
   const lat = new LatencyRecorder();
@@ -78,7 +90,7 @@ async function rawWriteFdatasync(ctx: BenchContext): Promise<ScenarioResult> {
   try {
     for (let i = 0; i < Math.min(20, maxOps); i++) {
       fs.writeSync(fd, rec, 0, rec.length, pos);
-      fs.fdatasyncSync(fd);
+      await fdatasync(fd, viaThreadPool);
       pos += rec.length;
     }
     const t0 = nowMs();
@@ -86,7 +98,7 @@ async function rawWriteFdatasync(ctx: BenchContext): Promise<ScenarioResult> {
     for (; ops < maxOps; ops++) {
       const a = nowMs();
       fs.writeSync(fd, rec, 0, rec.length, pos);
-      fs.fdatasyncSync(fd);
+      await fdatasync(fd, viaThreadPool);
       const b = nowMs();
       lat.record(b - a);
       pos += rec.length;
@@ -99,20 +111,20 @@ async function rawWriteFdatasync(ctx: BenchContext): Promise<ScenarioResult> {
       }
     }
     const seconds = (nowMs() - t0) / 1000;
-    return { records: ops, bytes: ops * 100, seconds, latenciesMs: lat, opUnit: 'write + fdatasync of 1 record' };
+    return { records: ops, bytes: ops * 100, seconds, latenciesMs: lat, opUnit: `write + ${viaThreadPool ? 'async ' : ''}fdatasync of 1 record` };
   } finally {
     fs.closeSync(fd);
   }
 }
 
 /** 1000 records through the 64 KiB buffer, then fdatasync; repeated. */
-async function rawFdatasyncPer1000(ctx: BenchContext): Promise<ScenarioResult> {
+async function rawFdatasyncPer1000(ctx: BenchContext, viaThreadPool = false): Promise<ScenarioResult> {
   const value = payload(100);
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   const fd = fs.openSync(path.join(ctx.dir, 'raw.dat'), 'w');
   const maxOps = ctx.quick ? 20 : Math.max(200, Math.floor(ctx.records / 1000));
   let filePos = 0;
-  const batch = (): void => {
+  const batch = (): void | Promise<void> => {
     let pos = 0;
     for (let i = 0; i < 1000; i++) {
       if (pos + 104 > CHUNK_BYTES) {
@@ -126,14 +138,34 @@ async function rawFdatasyncPer1000(ctx: BenchContext): Promise<ScenarioResult> {
     }
     fs.writeSync(fd, chunk, 0, pos, filePos);
     filePos += pos;
-    fs.fdatasyncSync(fd);
+    return fdatasync(fd, viaThreadPool);
   };
   try {
-    const { ops, seconds, latenciesMs } = timeOps(ctx, maxOps, batch, { warmupOps: 10, progressEvery: 1 });
-    return { records: ops * 1000, bytes: ops * 1000 * 100, seconds, latenciesMs, opUnit: '1000 records + fdatasync' };
+    const { ops, seconds, latenciesMs } = viaThreadPool
+      ? await timeAsyncOps(ctx, maxOps, batch as () => Promise<void>, 10)
+      : timeOps(ctx, maxOps, batch as () => void, { warmupOps: 10, progressEvery: 1 });
+    return { records: ops * 1000, bytes: ops * 1000 * 100, seconds, latenciesMs, opUnit: `1000 records + ${viaThreadPool ? 'async ' : ''}fdatasync` };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** timeOps for an operation that returns a promise: each awaited before the next. */
+async function timeAsyncOps(ctx: BenchContext, maxOps: number, one: () => Promise<void>, warmupOps: number): Promise<{ ops: number; seconds: number; latenciesMs: LatencyRecorder }> {
+  const lat = new LatencyRecorder();
+  for (let i = 0; i < Math.min(warmupOps, maxOps); i++) await one();
+  const t0 = nowMs();
+  let ops = 0;
+  while (ops < maxOps) {
+    const a = nowMs();
+    await one();
+    const b = nowMs();
+    lat.record(b - a);
+    ops++;
+    ctx.progress(Math.max(ops / maxOps, (b - t0) / ctx.durationMs));
+    if (b > t0 + ctx.durationMs) break;
+  }
+  return { ops, seconds: (nowMs() - t0) / 1000, latenciesMs: lat };
 }
 
 /** Reads the data set's `.log` files in 1 MiB chunks and checks every batch's CRC-32C. */
@@ -225,8 +257,22 @@ export const kibRecords = (ctx: BenchContext): number => Math.max(1000, Math.flo
 export const baselines: BenchScenario[] = [
   { name: 'raw-write-100B', baseline: true, description: '100 B length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 100, ctx.records) },
   { name: 'raw-write-1KiB', baseline: true, description: '1 KiB length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 1024, kibRecords(ctx)) },
-  { name: 'raw-write-fdatasync', baseline: true, description: 'write one 100 B record + fdatasync, repeated', run: rawWriteFdatasync },
-  { name: 'raw-fdatasync-per-1000', baseline: true, description: '1000 records through the 64 KiB buffer, then fdatasync', run: rawFdatasyncPer1000 },
+  { name: 'raw-write-fdatasync', baseline: true, description: 'write one 100 B record + fdatasync, repeated', run: (ctx) => rawWriteFdatasync(ctx) },
+  {
+    name: 'raw-write-fdatasync-async',
+    baselineName: 'raw-write-fdatasync', // judged against the synchronous call: the ratio is what the hop costs
+    ratioMetric: 'recordsPerSec',
+    description: 'write one 100 B record + fs.fdatasync through the thread pool, repeated (what the hop costs)',
+    run: (ctx) => rawWriteFdatasync(ctx, true),
+  },
+  { name: 'raw-fdatasync-per-1000', baseline: true, description: '1000 records through the 64 KiB buffer, then fdatasync', run: (ctx) => rawFdatasyncPer1000(ctx) },
+  {
+    name: 'raw-fdatasync-per-1000-async',
+    baselineName: 'raw-fdatasync-per-1000', // judged against the synchronous call: the ratio is what the hop costs
+    ratioMetric: 'recordsPerSec',
+    description: 'the same with fs.fdatasync through the thread pool (what the hop costs)',
+    run: (ctx) => rawFdatasyncPer1000(ctx, true),
+  },
   { name: 'raw-read-crc', baseline: true, description: 'read the data set in 1 MiB chunks, CRC-32C of every batch', run: rawReadCrc },
   { name: 'raw-random-read', baseline: true, description: 'pread one batch at a random position, CRC-32C', run: rawRandomRead },
 ];

@@ -76,6 +76,8 @@ export interface ScenarioSummary {
   p999Ms: number;
   opUnit: string;
   peakRssMB: number;
+  /** Latencies in log2 buckets (LatencyRecorder.histogram), for the HTML report. */
+  latencyHistogram: { fromMs: number; counts: number[] };
   extra: Record<string, number | string | boolean>;
 }
 
@@ -104,7 +106,8 @@ export function summarize(r: ScenarioResult, peakRssMB: number): ScenarioSummary
     p99Ms: p99!,
     p999Ms: p999!,
     opUnit: r.opUnit,
-    peakRssMB,
+    peakRssMB: r.peakRssMB ?? peakRssMB,
+    latencyHistogram: r.latenciesMs.histogram(),
     extra: r.extra ?? {},
   };
 }
@@ -181,14 +184,15 @@ async function runInProcess(s: BenchScenario, req: WorkerRequest, onProgress: (f
   return summarize(result, process.resourceUsage().maxRSS / 1024);
 }
 
-const metricOf = (s: ScenarioSummary, m: RatioMetric): number => (m === 'p99Ms' ? s.p99Ms : m === 'mbPerSec' ? s.bytes / 1e6 / s.seconds : s.records / s.seconds);
+const metricOf = (s: ScenarioSummary, m: RatioMetric): number => (m === 'p99Ms' ? s.p99Ms : m === 'p50Ms' ? s.p50Ms : m === 'peakRssMB' ? s.peakRssMB : m === 'mbPerSec' ? s.bytes / 1e6 / s.seconds : s.records / s.seconds);
 
-function meets(t: BenchTarget | undefined, ratio: number | null, recordsPerSec: number): boolean | null {
+function meets(t: BenchTarget | undefined, ratio: number | null, recordsPerSec: number, peakRssMB: number): boolean | null {
   if (!t) return null;
   if ((t.ratioAtLeast !== undefined || t.ratioAtMost !== undefined) && ratio === null) return null;
   if (t.ratioAtLeast !== undefined && ratio! < t.ratioAtLeast) return false;
   if (t.ratioAtMost !== undefined && ratio! > t.ratioAtMost) return false;
   if (t.recordsPerSecAtLeast !== undefined && recordsPerSec < t.recordsPerSecAtLeast) return false;
+  if (t.peakRssMBAtMost !== undefined && peakRssMB > t.peakRssMBAtMost) return false;
   return true;
 }
 
@@ -275,9 +279,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
       ops: r.ops,
       opUnit: r.opUnit,
       target: s.target ?? null,
-      meetsTarget: meets(s.target, ratio, recordsPerSec),
+      meetsTarget: meets(s.target, ratio, recordsPerSec, r.peakRssMB),
       rounds: rounds.length,
       recordsPerSecRounds: rounds.map((x) => Math.round(x.seconds > 0 ? x.records / x.seconds : 0)),
+      description: s.description ?? '',
+      latencyHistogram: r.latencyHistogram,
       ...r.extra,
     };
   });
@@ -326,5 +332,6 @@ export function describeTarget(t: BenchTarget | null): string {
   if (t.ratioAtLeast !== undefined) parts.push(`≥ ${t.ratioAtLeast}×`);
   if (t.ratioAtMost !== undefined) parts.push(`≤ ${t.ratioAtMost}×`);
   if (t.recordsPerSecAtLeast !== undefined) parts.push(`≥ ${t.recordsPerSecAtLeast / 1e6}M rec/s`);
+  if (t.peakRssMBAtMost !== undefined) parts.push(`peak RSS < ${t.peakRssMBAtMost} MiB`);
   return parts.join(', ');
 }

@@ -11,6 +11,9 @@ import { dataset, payload, prng } from './datasets.js';
 import { LatencyRecorder, nowMs, timeOps, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 import { codecScenarios, compactionScenario } from './extra-scenarios.js';
 import { recoveryScenarios } from './recovery.js';
+import { startupScenarios } from './startup.js';
+import { cliPipeScenarios } from './cli-pipes.js';
+import { memoryScenarios } from './memory.js';
 
 /** Appends `records` records of `valueBytes` in appends of `batchRecords`, one producer, timed per append. */
 async function appendThroughput(ctx: BenchContext, mode: FlushMode, valueBytes: number, batchRecords: number, records: number): Promise<ScenarioResult> {
@@ -243,6 +246,7 @@ export const benchScenarios: BenchScenario[] = [
     run: (ctx) => appendThroughput(ctx, 'async', 1024, BATCH_1KIB, kibRecords(ctx)),
   },
   b('raw-fdatasync-per-1000'),
+  b('raw-fdatasync-per-1000-async'),
   {
     name: 'durable-batched-1000',
     description: 'sync mode, one producer, 1000 records per append (one fdatasync each)',
@@ -252,6 +256,7 @@ export const benchScenarios: BenchScenario[] = [
     run: (ctx) => syncProducers(ctx, 1, 1000),
   },
   b('raw-write-fdatasync'),
+  b('raw-write-fdatasync-async'),
   {
     name: 'sync-1-producer',
     description: 'sync mode, one producer, 1 record per append (an fdatasync per append)',
@@ -304,4 +309,7 @@ export const benchScenarios: BenchScenario[] = [
   compactionScenario,
   ...codecScenarios,
   ...recoveryScenarios,
+  ...startupScenarios,
+  ...cliPipeScenarios,
+  ...memoryScenarios,
 ];

@@ -40,9 +40,11 @@ export interface ScenarioResult {
   opUnit: string;
   /** Scenario-specific numbers (fsyncs, group sizes, batch size …), copied into the report. */
   extra?: Record<string, number | string | boolean>;
+  /** Peak RSS in MiB of the process measured when that is a child (whole-process scenarios); default the runner's own. */
+  peakRssMB?: number;
 }
 
-export type RatioMetric = 'recordsPerSec' | 'mbPerSec' | 'p99Ms';
+export type RatioMetric = 'recordsPerSec' | 'mbPerSec' | 'p50Ms' | 'p99Ms' | 'peakRssMB';
 
 /** A target from the issue, judged on one bench run (never by tests). */
 export interface BenchTarget {
@@ -52,6 +54,8 @@ export interface BenchTarget {
   ratioAtMost?: number;
   /** Absolute floor on records/s. */
   recordsPerSecAtLeast?: number;
+  /** Absolute ceiling on peak RSS in MiB. */
+  peakRssMBAtMost?: number;
 }
 
 export interface BenchScenario {
@@ -110,6 +114,20 @@ export class LatencyRecorder {
 
   get count(): number {
     return this.n;
+  }
+
+  /**
+   * Counts in `buckets` log2 buckets: bucket i holds samples in (fromMs·2^i, fromMs·2^(i+1)], the
+   * first also everything below, the last everything above (the report's latency histogram).
+   */
+  histogram(fromMs = 1 / 64, buckets = 20): { fromMs: number; counts: number[] } {
+    const counts = new Array<number>(buckets).fill(0);
+    for (let i = 0; i < this.n; i++) {
+      const ms = this.data[i]!;
+      const b = Math.ceil(Math.log2(ms / fromMs)) - 1;
+      counts[Math.max(0, Math.min(buckets - 1, b))]!++;
+    }
+    return { fromMs, counts };
   }
 
   /** p in [0, 1]; nearest-rank. 0 when empty. */

@@ -10,6 +10,8 @@ import { realIO } from '../engine/io.js';
 import { parseCompression, compressionNames } from '../engine/format/compression.js';
 import type { RecordHeader, RecordInput, Timestamp } from '../engine/format/record-batch.js';
 import { Output } from '../render/output.js';
+import { startProgress, type Progress } from '../render/progress.js';
+import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';
 import {
   addFlushOptions,
   addTopicConfigOptions,
@@ -43,12 +45,13 @@ interface AppendOpts {
   compression?: string;
   ackBeforeSync?: boolean;
   stats?: boolean;
+  progress?: boolean;
   [k: string]: unknown;
 }
 
 export function appendCommand(): Command {
   const cmd = new Command('append')
-    .description('append records to a partition directory (created if missing)')
+    .description('append records to a partition directory (created if missing; its parent must exist)')
     .argument('<dir>', 'partition directory, named <topic>-<partition>')
     .option('-k, --key <key>', 'record key (omit for a null key)')
     .option('-v, --value <value>', 'record value')
@@ -59,6 +62,7 @@ export function appendCommand(): Command {
     .option('--encoding <enc>', 'how keys, values and header values are encoded in the input: utf8, base64, hex', 'utf8')
     .option('--batch-records <n>', 'at most this many records per batch', parseInteger('--batch-records', 1), 1000)
     .addOption(new Option('--compression <codec>', 'batch compression').choices([...compressionNames]))
+    .option('--no-progress', 'no progress line on a terminal while reading a large input')
     .option('--stats', 'print the written / committed / flushed positions and flush counters to stderr before closing')
     .option('--json', 'print {"baseOffset","lastOffset","count","status"} per batch once it is acknowledged (status: flushed, committed or written, by --flush; see docs/durability.md)');
   addFlushOptions(cmd);
@@ -82,10 +86,12 @@ Examples:
     if (!single && !opts.input && process.stdin.isTTY) {
       throw new LogtoolError('usage', 'nothing to append: give --value, or pipe NDJSON or --lines into stdin, or use --input FILE');
     }
+    const target = checkAppendTarget(dir);
     const log = openLog(dir, {
       config: { ...configFromOptions(opts), ...flushConfigFromOptions(opts), ...(opts.flushWhenQueueEmpty === false ? { flushWhenQueueEmpty: false } : {}) },
     });
     let failed: LogtoolError | undefined;
+    let progress: Progress | undefined;
     try {
       const appender = new BatchAppender(log, out, { json: Boolean(opts.json), compression, ackBeforeSync: opts.ackBeforeSync, batchRecords: opts.batchRecords });
       if (single) {
@@ -96,10 +102,12 @@ Examples:
           headers: opts.header.map((h) => parseHeaderArg(h, encoding)),
           timestamp: opts.timestamp,
         });
+        if (await stdinHasData()) process.stderr.write('note: appended the one record given by --value; the data on stdin was not read (without --value/--key/--header, append reads stdin)\n');
       } else {
         if (!opts.input) process.stdin.on('error', () => undefined); // surfaced by the iterator below
-        const stream = opts.input ? fileChunks(opts.input) : process.stdin;
         const source = opts.input ?? 'stdin';
+        progress = startProgress(`appending ${source} to ${dir}`, opts.progress !== false);
+        const stream = countingChunks(opts.input ? fileChunks(opts.input) : process.stdin, progress, inputBytes(opts.input));
         await readLines(stream, source, async (line, lineNo) => {
           if (opts.lines) return appender.add({ key: null, value: Buffer.from(line, 'utf8'), timestamp: opts.timestamp });
           if (line.trim() === '') return;
@@ -124,7 +132,10 @@ Examples:
       failed = appender.failure;
       if (opts.stats) printStats(log);
     } finally {
+      progress?.stop();
       await log.close();
+      // A run that appended nothing leaves no directory behind (a bad first line, empty input).
+      if (!target.existed && log.nextOffset === 0) removeUnusedNewDir(dir, target);
       await out.flush();
     }
     if (failed) throw failed;
@@ -210,6 +221,26 @@ async function* fileChunks(file: string): AsyncGenerator<Buffer> {
     }
   } finally {
     realIO.close(fd);
+  }
+}
+
+/** The input's size when it is a regular file (the progress total), else undefined. */
+function inputBytes(file: string | undefined): number | undefined {
+  try {
+    const st = file ? realIO.stat(file) : realIO.fstat(0);
+    return st?.isFile ? st.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Passes chunks through, counting their bytes on the progress line. */
+async function* countingChunks(stream: AsyncIterable<Buffer | string>, progress: Progress, totalBytes: number | undefined): AsyncGenerator<Buffer | string> {
+  let bytes = 0;
+  for await (const chunk of stream) {
+    bytes += chunk.length;
+    progress.count(bytes, totalBytes);
+    yield chunk;
   }
 }
 

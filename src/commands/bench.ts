@@ -7,6 +7,10 @@ import { Command } from 'commander';
 import { LogtoolError } from '../engine/errors.js';
 import { benchScenarios } from '../bench/scenarios.js';
 import { describeTarget, runBench, DEFAULT_DURATION_MS, DEFAULT_RECORDS, type BenchReport } from '../bench/runner.js';
+import { compareReports, readSavedReport, type ComparisonRow } from '../bench/compare.js';
+import { renderReportHtml } from '../bench/report-html.js';
+import { writeFileAtomic } from '../engine/checkpoint.js';
+import { realIO } from '../engine/io.js';
 import { Output } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { renderTable } from '../render/table.js';
@@ -22,6 +26,8 @@ interface BenchOpts {
   list?: boolean;
   keep?: boolean;
   isolate?: boolean;
+  compare?: string;
+  report?: string;
 }
 
 export function benchCommand(): Command {
@@ -37,7 +43,9 @@ export function benchCommand(): Command {
     .option('--keep', 'keep the scratch directory')
     .option('--isolate', 'run each scenario in its own child process (the default, except with --quick)')
     .option('--no-isolate', 'run every scenario in this process')
-    .option('--json', 'print {"scenarios":[…],"machine":{…}} instead of a table')
+    .option('--json', 'print {"scenarios":[…],"machine":{…}} instead of a table (with "comparison":[…] under --compare)')
+    .option('--compare <file>', 'a saved `bench --json` run: print a before/after table of it and this run')
+    .option('--report <file>', 'also write one self-contained HTML page of this run: bars, percentiles, histograms, memory')
     .addHelpText(
       'after',
       `
@@ -49,6 +57,7 @@ Examples:
   logtool bench
   logtool bench /mnt/nvme --records 5000000
   logtool bench --quick --json
+  logtool bench --json > before.json; …; logtool bench --compare before.json --report bench.html
   logtool bench --scenarios sync-group-256,sync-1-producer`,
     );
   cmd.action(async (dir: string | undefined, opts: BenchOpts) => {
@@ -60,6 +69,8 @@ Examples:
     }
     const only = opts.scenarios?.split(',').map((s) => s.trim()).filter(Boolean);
     if (only) for (const n of only) if (!benchScenarios.some((s) => s.name === n)) throw new LogtoolError('usage', `unknown scenario "${n}" (see bench --list)`);
+    // A saved run that cannot be read fails before minutes of measuring.
+    const saved = opts.compare === undefined ? undefined : readSavedReport(realIO, opts.compare);
     const progress = startProgress('bench: starting');
     const controller = new AbortController();
     const onSigint = (): void => controller.abort();
@@ -89,8 +100,10 @@ Examples:
       process.off('SIGINT', onSigint);
     }
     progress.succeed(`bench: ${report.scenarios.length} scenarios`);
+    const comparison = saved ? compareReports(saved, report) : undefined;
+    if (opts.report !== undefined) writeFileAtomic(realIO, opts.report, renderReportHtml(report, comparison), { durable: false });
     if (opts.json) {
-      await out.json(report);
+      await out.json(comparison ? { ...report, comparison } : report);
       await out.flush();
       return;
     }
@@ -105,7 +118,7 @@ Examples:
       ms(s.p999Ms),
       n(s.peakRssMB),
       s.baseline ?? '',
-      s.ratioToBaseline === null ? '' : `${n(s.ratioToBaseline, s.ratioToBaseline >= 10 ? 1 : 2)} (${s.ratioMetric === 'p99Ms' ? 'p99' : s.ratioMetric === 'mbPerSec' ? 'MB/s' : 'rec/s'})`,
+      s.ratioToBaseline === null ? '' : `${n(s.ratioToBaseline, s.ratioToBaseline >= 10 ? 1 : 2)} (${s.ratioMetric === 'p99Ms' ? 'p99' : s.ratioMetric === 'p50Ms' ? 'p50' : s.ratioMetric === 'peakRssMB' ? 'RSS' : s.ratioMetric === 'mbPerSec' ? 'MB/s' : 'rec/s'})`,
       describeTarget(s.target),
       s.meetsTarget === null ? '' : s.meetsTarget ? 'yes' : 'NO',
     ]);
@@ -115,7 +128,26 @@ Examples:
       `machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGB} GB, ${m.platform} ${m.kernel}, Node ${m.node}; scratch ${m.scratchDir} (${m.fsType}); ` +
         `${m.quick ? 'quick, ' : ''}${m.records} records, ≤ ${m.durationMs} ms per scenario, best of ${m.repeat} round${m.repeat === 1 ? '' : 's'}`,
     );
+    if (comparison) await out.line(`\n${renderComparison(comparison, out.isTTY)}`);
+    if (opts.report !== undefined) await out.line(`report: ${opts.report}`);
     await out.flush();
   });
   return cmd;
+}
+
+const METRIC_LABEL = { recordsPerSec: 'records/s', mbPerSec: 'MB/s', p50Ms: 'p50 ms', p99Ms: 'p99 ms', peakRssMB: 'peak RSS MB' } as const;
+
+/** The before/after table of --compare. */
+function renderComparison(rows: ComparisonRow[], tty: boolean): string {
+  const num = (x: number | null): string => (x === null || !Number.isFinite(x) ? '-' : Math.abs(x) >= 100 ? Math.round(x).toLocaleString('en-US') : x.toPrecision(3));
+  const body = rows.map((r) => [
+    r.name,
+    METRIC_LABEL[r.metric],
+    num(r.before),
+    num(r.after),
+    r.change === null ? '' : `${r.change.toFixed(2)}×${r.better === null ? '' : r.better ? ' better' : ' worse'}`,
+    num(r.ratioBefore),
+    num(r.ratioAfter),
+  ]);
+  return renderTable(['scenario', 'metric', 'before', 'after', 'after/before', 'ratio before', 'ratio after'], body, tty);
 }

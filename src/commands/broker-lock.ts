@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { realIO } from '../engine/io.js';
 import { BrokerLock } from '../engine/logdir/broker-lock.js';
 import { classifyEntry, isBrokerLogDir } from '../engine/logdir/entries.js';
-import { LOG_SUFFIX } from '../engine/segment/segment.js';
+import { LOG_SUFFIX } from '../engine/segment/segment-files.js';
 
 type Opts = Record<string, unknown>;
 

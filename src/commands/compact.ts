@@ -14,10 +14,11 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { Log } from '../engine/log/log.js';
-import { LogtoolError } from '../engine/errors.js';
+import { InvalidArgumentError, LogtoolError } from '../engine/errors.js';
 import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
 import type { CompactionSchedule } from '../engine/cleaner/schedule.js';
 import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
+import { cleanupPolicy } from '../engine/config.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions, openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
@@ -44,7 +45,7 @@ export function compactCommand(): Command {
     .option('--dry-run', 'report how many records and bytes would be removed; change nothing')
     .option('--json', 'print the report as one JSON object')
     .option('--from-start', 'ignore cleaner-offset-checkpoint: treat the whole log as dirty (re-clean from the log start offset)')
-    .option('--max-memory <bytes>', `bound on the cleaner's memory: offset map plus I/O buffers (default ${DEFAULT_CLEANER_MEMORY_BYTES}, Kafka's dedupe buffer)`, parseInteger('--max-memory', 1), DEFAULT_CLEANER_MEMORY_BYTES)
+    .option('--max-memory <bytes>', "bound on the cleaner's memory: offset map plus I/O buffers (as Kafka's dedupe buffer)", parseInteger('--max-memory', 1), DEFAULT_CLEANER_MEMORY_BYTES)
     .option('--offset-map-bytes <bytes>', 'size the key→offset map explicitly (24 bytes per key slot); a small map means several passes', parseInteger('--offset-map-bytes', 48))
     .option('--now <time>', 'clean as of this time: delete horizons, min.compaction.lag.ms (epoch ms or ISO-8601; default now)', parseTime('--now'))
     .option('--keep-removed <dir>', 'keep every replaced segment file under <dir>/<partition>/<time>/ instead of deleting it')
@@ -89,11 +90,15 @@ Examples:
           nowMs: opts.now,
           keepRemovedDir: opts.keepRemoved,
           deleteDelayMs: 0, // from the CLI the replaced files go at once (Kafka: file.delete.delay.ms)
-          onProgress: (p) => progress.update(describeProgress(dir, p)),
+          onProgress: (p) => {
+            progress.update(describeProgress(dir, p));
+            progress.count(p.bytesDone, p.bytesTotal);
+          },
         });
       });
-    } catch (e) {
+    } catch (caught) {
       progress.stop();
+      const e = withFlagNames(caught);
       if (opts.json && e instanceof LogtoolError) {
         await out.json({ ok: false, error: { kind: e.kind, message: e.message, file: e.file, position: e.position }, ...(e instanceof KeylessRecordsError ? { keylessRecords: e.count, firstOffsets: e.firstOffsets, files: e.files } : {}) });
         await out.flush();
@@ -113,10 +118,19 @@ Examples:
   return cmd;
 }
 
+/** The cleaner options the command takes from flags. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = { maxMemoryBytes: '--max-memory', offsetMapBytes: '--offset-map-bytes' };
+
+/** An engine error about cleaner options, as a usage error naming the flags the user gave. */
+function withFlagNames(e: unknown): unknown {
+  if (!(e instanceof InvalidArgumentError) || !e.options.every((o) => FLAG_OF_OPTION[o])) return e;
+  const message = e.options.reduce((m, o) => m.split(o).join(FLAG_OF_OPTION[o]!), e.message);
+  return new LogtoolError('usage', message, { file: e.file, position: e.position }, { cause: e });
+}
+
 function describeProgress(dir: string, p: CleanProgress): string {
   const what = p.phase === 'scan' ? 'checking' : p.phase === 'map' ? 'mapping keys of' : 'cleaning';
-  const pct = p.bytesTotal > 0 ? ` ${Math.min(100, Math.floor((100 * p.bytesDone) / p.bytesTotal))}%` : '';
-  return `${what} ${dir}${p.pass > 0 ? ` (pass ${p.pass})` : ''}:${pct} of ${formatBytes(p.bytesTotal)}`;
+  return `${what} ${dir}${p.pass > 0 ? ` (pass ${p.pass})` : ''}`;
 }
 
 export function renderCompactReport(r: CleanReport): string[] {
@@ -125,7 +139,7 @@ export function renderCompactReport(r: CleanReport): string[] {
   const lines: string[] = [];
   const verb = r.dryRun ? 'Dry run of compaction for' : 'Compacted';
   lines.push(`${verb} ${r.dir}`);
-  if (!r.cleanupPolicy.split(',').map((p) => p.trim()).includes('compact')) {
+  if (!cleanupPolicy(r.cleanupPolicy).compact) {
     lines.push(c.yellow(`  note: cleanup.policy is "${r.cleanupPolicy}"; Kafka would not compact this log by itself (compacting because you asked)`));
   }
   if (r.nothingToClean) {

@@ -21,11 +21,16 @@ import { Output } from '../render/output.js';
 import { parseInteger } from './shared.js';
 import { describeKraftControl } from '../engine/format/kraft-control.js';
 import { readProducerSnapshot, type ProducerSnapshotEntry } from '../engine/partition-state/producer-snapshot.js';
+import { addDumpLogDecoderOptions, decodedJsonLine, decoderFor, dumpLogDecoderKind, requireDecoderForJson, type DecoderFlags } from './internal-decode.js';
+import type { DecodedInternal, InternalRecord } from '../engine/format/internal/index.js';
 
 const INT_MAX = 2147483647;
 
-interface DumpLogOpts {
+interface DumpLogOpts extends DecoderFlags {
   files: string;
+  json?: boolean;
+  /** The internal-topic decoder chosen by --offsets-decoder & co.; a record it cannot decode is a problem (exit 3). */
+  decode?: (r: InternalRecord) => DecodedInternal;
   printDataLog?: boolean;
   deepIteration?: boolean;
   verifyIndexOnly?: boolean;
@@ -89,7 +94,7 @@ function entryRecords(e: LogEntry, file: string): Iterable<LogRecord | LegacyRec
   return decodeLegacyEntryWithMetadata(buf, pos, e.size, { file, filePosition: e.position });
 }
 
-function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: DumpLogOpts): string {
+function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: DumpLogOpts, decoded?: DecodedInternal): string {
   let line = '';
   if (!opts.skipRecordMetadata) {
     // Kafka prints the shallow batch's timestamp type (batch.timestampType()) on every record line.
@@ -105,18 +110,22 @@ function recordLine(e: LogEntry, r: LogRecord | LegacyRecordWithMetadata, opts: 
   }
   if (opts.printDataLog && !(e.header && isControl(e.header))) {
     let prefix = opts.skipRecordMetadata ? '| ' : ' ';
-    if (r.key) {
-      line += `${prefix}key: ${r.key.toString('utf8')}`;
+    // Kafka's MessageParser: the string decoder, or the internal topic's (OffsetsMessageParser & co.).
+    const parsed = decoded ?? { key: r.key?.toString('utf8'), payload: r.value?.toString('utf8') };
+    if (parsed.key !== undefined) {
+      line += `${prefix}key: ${parsed.key}`;
       prefix = ' ';
     }
-    if (r.value) line += `${prefix}payload: ${r.value.toString('utf8')}`;
+    if (parsed.payload !== undefined) line += `${prefix}payload: ${parsed.payload}`;
   }
   return line;
 }
 
 async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonConsecutive: Map<string, Map<number, number>>): Promise<boolean> {
   const name = path.basename(file);
-  if (name.endsWith('.checkpoint')) {
+  if (opts.json) {
+    // --json: decoded records only (no header, batch or Kafka text lines).
+  } else if (name.endsWith('.checkpoint')) {
     // KRaft snapshots (<end offset>-<epoch>.checkpoint) hold record batches too (Kafka's Snapshots).
     const m = /^(\d{20})-(\d{10})\.checkpoint$/.exec(name);
     if (name === 'bootstrap.checkpoint') await out.line('KRaft bootstrap snapshot');
@@ -133,7 +142,7 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
   let problems = false;
   for (const e of scanner.entries()) {
     if (out.closed) return problems;
-    await out.line(batchLine(e, validBytes));
+    if (!opts.json) await out.line(batchLine(e, validBytes));
     if (!entryCrcValid(e)) problems = true;
     if (deep) {
       // Records are printed as they are decoded (as Kafka's deep iteration does), so a batch of
@@ -147,7 +156,10 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
           }
           lastOffset = r.offset;
           if ('crcValid' in r && !r.crcValid) problems = true;
-          await out.line(recordLine(e, r, opts));
+          const decoded = opts.decode && !(e.header && isControl(e.header)) ? opts.decode(r) : undefined;
+          if (decoded?.problem) problems = true;
+          if (!opts.json) await out.line(recordLine(e, r, opts, decoded));
+          else if (decoded) await out.line(decodedJsonLine(r, decoded));
           if (out.closed) return problems;
         }
       } catch (err) {
@@ -170,7 +182,9 @@ async function dumpLogFile(file: string, opts: DumpLogOpts, out: Output, nonCons
   }
   const trailing = size - validBytes;
   if (trailing > 0 && opts.maxBytes === INT_MAX) {
-    await out.line(`Found ${trailing} invalid bytes at the end of ${path.basename(file)}`);
+    const found = `Found ${trailing} invalid bytes at the end of ${path.basename(file)}`;
+    if (opts.json) process.stderr.write(`${found}\n`);
+    else await out.line(found);
     problems = true;
   }
   return problems;
@@ -394,6 +408,7 @@ export function dumpLogCommand(): Command {
     .option('--max-message-size <n>', 'size of the log slice read at each .index entry when checking it', parseInteger('--max-message-size', 1), 5242880)
     .option('--max-bytes <n>', 'read at most this many bytes of a .log', parseInteger('--max-bytes', 1), INT_MAX)
     .option('--skip-record-metadata', 'omit per-record metadata')
+    .option('--json', 'with a decoder: one JSON object per decoded record, {"offset","timestamp",…} (no other lines)')
     .addOption(new Option('--key-decoder-class <class>', 'only the string decoder is supported').default(undefined))
     .addOption(new Option('--value-decoder-class <class>', 'only the string decoder is supported').default(undefined))
     .addHelpText(
@@ -403,7 +418,14 @@ Examples:
   logtool dump-log --files /var/lib/kafka/orders-0/00000000000000000000.log --deep-iteration --print-data-log
   logtool dump-log --files 00000000000000000000.index,00000000000000000000.timeindex --verify-index-only`,
     );
+  addDumpLogDecoderOptions(cmd);
   cmd.action(async (opts: DumpLogOpts) => {
+    const decoderKind = dumpLogDecoderKind(opts);
+    requireDecoderForJson(opts.json, decoderKind);
+    if (decoderKind) {
+      opts.decode = decoderFor(decoderKind);
+      opts.printDataLog = true;
+    }
     for (const c of [opts.keyDecoderClass, opts.valueDecoderClass]) {
       if (c !== undefined && !/StringDecoder$/.test(c)) throw new LogtoolError('usage', `decoder ${c} is not supported; keys and payloads are printed as UTF-8 strings (StringDecoder)`);
     }
@@ -420,8 +442,12 @@ Examples:
         if (out.closed) break;
         const st = realIO.stat(file);
         if (!st) throw new LogtoolError('not-found', 'no such file', { file });
-        await out.line(`Dumping ${file}`);
         const suffix = path.extname(file);
+        if (opts.json && suffix !== '.log' && suffix !== '.checkpoint') {
+          process.stderr.write(`Ignoring ${file}: --json prints the decoded records of .log and .checkpoint files\n`);
+          continue;
+        }
+        if (!opts.json) await out.line(`Dumping ${file}`);
         if (suffix === '.log' || suffix === '.checkpoint') {
           problems = (await dumpLogFile(file, opts, out, nonConsecutive)) || problems;
         } else if (suffix === '.index') {

@@ -12,7 +12,10 @@ import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { escapeString } from '../render/escape.js';
 import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
+import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
 import type { EntryWithSegment } from '../engine/log/log-reader.js';
+import { decodedJsonLine, decodedTextLine, decodeOption, decoderFor, readDecoderKind } from './internal-decode.js';
+import type { InternalTopicKind } from '../engine/format/internal/index.js';
 
 interface ReadOpts extends RangeOpts {
   fromOffset?: number;
@@ -22,6 +25,9 @@ interface ReadOpts extends RangeOpts {
   encoding: string;
   batches?: boolean;
   control?: boolean;
+  decode?: InternalTopicKind;
+  raw?: boolean;
+  follow?: boolean;
 }
 
 export function readCommand(): Command {
@@ -39,6 +45,9 @@ export function readCommand(): Command {
     .option('--encoding <enc>', 'keys, values and header values as utf8, base64 or hex', 'utf8')
     .option('--batches', 'print batch metadata instead of records')
     .option('--control', 'include control records (transaction markers)')
+    .addOption(decodeOption())
+    .option('--raw', 'text output: print records of internal topics as bytes, not decoded')
+    .option('-f, --follow', 'after the last record, keep printing records as a writer appends them, until Ctrl-C (SIGINT, exit 0)')
     .addHelpText(
       'after',
       `
@@ -51,15 +60,28 @@ it (the earlier wins; a --to-time after every record ends nothing). --from-offse
 end prints nothing (exit 0); beyond the log end or below the log start it is exit 2, naming the log's
 [start, end). --max-records counts the records printed, after --key.
 
+--follow polls the directory (every ${FOLLOW_POLL_MS} ms) for records a writer appends, in this or another
+process, and prints each once, in order; --to-offset, --to-time (resolved at the start), --max-records
+and --key still apply. It ends on SIGINT (exit 0), at the range's end, or when the reader of its pipe
+has gone (at the next record).
+
 Examples:
   logtool read logdata/demo-0
   logtool read logdata/demo-0 --from-time 2026-01-01T00:00:00Z --max-records 10 --json
   logtool read logdata/demo-0 --from-offset 100 --to-offset 200 --key order-42
+  logtool read logdata/demo-0 --from-offset 0 --follow --json
   logtool read /var/lib/kafka/orders-3 --batches
-  logtool read a-0 --json | logtool append b-0`,
+  logtool read a-0 --json | logtool append b-0
+  logtool read /var/lib/kafka/__consumer_offsets-12 --decode offsets --json | jq 'select(.key.data.group == "G")'
+
+Partitions of __consumer_offsets, __transaction_state and __cluster_metadata are decoded in text
+output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --json stays raw unless
+--decode names the topic's format. Decoded output leaves control records out (as kafka-dump-log.sh does).`,
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
+    const decodeKind = readDecoderKind(dir, opts);
+    const decode = decodeKind ? decoderFor(decodeKind) : undefined;
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -67,6 +89,7 @@ Examples:
     const stats = { nonUtf8: 0 };
     try {
       const range = readRange(log, opts);
+      if (opts.follow && opts.batches) throw new LogtoolError('usage', '--follow prints records; it cannot be used with --batches');
       if (opts.batches) {
         for (const b of log.reader().batches({ fromOffset: opts.fromOffset, maxBatches: opts.maxRecords })) {
           if (out.closed) break;
@@ -77,12 +100,26 @@ Examples:
         let remaining = opts.maxRecords ?? Infinity;
         // With --key, --max-records counts matching records, so the engine's own limit cannot be used.
         const maxRecords = range.key ? undefined : opts.maxRecords;
-        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl: opts.control })) {
-          if (out.closed || remaining <= 0) break;
-          if (range.key && !(r.key !== null && r.key.equals(range.key))) continue;
+        /** Prints one record unless --key filters it out; false once nothing more is to be printed. */
+        const onRecord = async (r: LogRecord): Promise<boolean> => {
+          if (out.closed || remaining <= 0) return false;
+          if (range.key && !(r.key !== null && r.key.equals(range.key))) return true;
           remaining--;
-          if (opts.json) await out.json(recordJson(r, encoding, stats));
+          const decoded = decode ? decode(r) : undefined;
+          if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
+          if (decoded) await out.line(opts.json ? decodedJsonLine(r, decoded) : decodedTextLine(r, decoded, c));
+          else if (opts.json) await out.json(recordJson(r, encoding, stats));
           else await out.line(recordText(r, encoding, stats, c));
+          return remaining > 0;
+        };
+        let more = true;
+        const includeControl = opts.control && !decode;
+        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl })) {
+          if (!(more = await onRecord(r))) break;
+        }
+        if (opts.follow && more && remaining > 0) {
+          const follow = { nextOffset: Math.max(opts.fromOffset ?? 0, log.nextOffset), fromTime: opts.fromTime, toOffset: range.toOffset, includeControl };
+          await followLog(dir, follow, () => openLog(dir, { readOnly: true }, counter), onRecord, out);
         }
       }
     } finally {

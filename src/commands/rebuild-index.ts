@@ -139,9 +139,11 @@ Examples:
       let failed = false;
       try {
         let doneBefore = 0;
+        const totalBytes = bases.reduce((n, b) => n + (realIO.stat(path.join(dir, segmentFileName(b, LOG_SUFFIX)))?.size ?? 0), 0);
         for (const base of bases) {
           const name = segmentFileName(base, '');
-          const onProgress = (done: number) => progress.update(`${opts.verify ? 'verifying' : 'rebuilding'} ${name}: ${formatBytes(doneBefore + done)} scanned`);
+          progress.update(`${opts.verify ? 'verifying' : 'rebuilding'} ${name}`);
+          const onProgress = (done: number) => progress.count(doneBefore + done, totalBytes);
           const t0 = performance.now();
           const rebuildOpts = { indexIntervalBytes: config.indexIntervalBytes, onProgress };
           let outcome: SegmentOutcome;

@@ -21,7 +21,7 @@ import { resolveConfig } from '../engine/config.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { loadLog, type LoadProgress, type LoadReport } from '../engine/recovery/loader.js';
 import { Output, colours } from '../render/output.js';
-import { startProgress, type Progress } from '../render/progress.js';
+import { formatBytes, startProgress, type Progress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
 
 interface RecoverOpts {
@@ -32,20 +32,14 @@ interface RecoverOpts {
   progress?: boolean;
 }
 
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v.toFixed(v < 10 ? 2 : 1)} ${units[u]}`;
-}
+/** Kept here for the commands that import it from recover. */
+export { formatBytes };
 
 function progressReporter(progress: Progress): (p: LoadProgress) => void {
-  return (p) => progress.update(`validating ${path.basename(p.file)}: ${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}`);
+  return (p) => {
+    progress.update(`validating ${path.basename(p.file)}`);
+    progress.count(p.bytesDone, p.bytesTotal);
+  };
 }
 
 /** Runs the loader without changing anything (the writer lock is still taken: a live log has no stable tail). */

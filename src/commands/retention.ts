@@ -17,6 +17,7 @@ import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes } from './recover.js';
 import { formatTimestamp } from '../render/timestamp.js';
+import { cleanupPolicy } from '../engine/config.js';
 
 interface RetentionOpts {
   retentionMs?: number;
@@ -79,7 +80,7 @@ export function renderRetentionReport(r: RetentionReport, what: 'retention' | 'd
   if (what === 'retention') {
     const ms = r.retentionMs < 0 ? 'off' : `${r.retentionMs} ms`;
     const bytes = r.retentionBytes < 0 ? 'off' : formatBytes(r.retentionBytes);
-    const policy = r.cleanupPolicy.split(',').map((s) => s.trim()).includes('delete') ? '' : ' (cleanup.policy has no "delete": only the log-start-offset rule applies)';
+    const policy = cleanupPolicy(r.cleanupPolicy).delete ? '' : ' (cleanup.policy has no "delete": only the log-start-offset rule applies)';
     lines.push(`  cleanup.policy ${r.cleanupPolicy}, retention.ms ${ms}, retention.bytes ${bytes}${policy}; evaluated at ${new Date(r.nowMs).toISOString()}`);
   }
   if (r.deleted.length === 0) lines.push('  no segment is due for deletion');

@@ -6,7 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { Option, type Command } from 'commander';
 import { Log, type LogOptions } from '../engine/log/log.js';
 import { LogtoolError } from '../engine/errors.js';
-import { defaultLogConfig, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
+import { configProperty, defaultLogConfig, invocationConfigKeys, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
 import { warn } from '../render/output.js';
 import { escapeBytes } from '../render/escape.js';
 import { toTimestamp, type Timestamp } from '../engine/format/record-batch.js';
@@ -14,19 +14,8 @@ import { toTimestamp, type Timestamp } from '../engine/format/record-batch.js';
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
 export const TOPIC_CONFIG_KEYS = rememberedConfigKeys;
 
-/** Flush knobs: per invocation, never remembered. */
-export const FLUSH_CONFIG_KEYS = [
-  'flushMode',
-  'maxWaitMs',
-  'maxGroupBytes',
-  'maxGroupRecords',
-  'syncTimeoutMs',
-  'flushMs',
-  'flushMessages',
-  'flushBytes',
-  'commitIntervalMs',
-  'commitBytes',
-] as const satisfies readonly (keyof LogConfig)[];
+/** Flush knobs: per invocation, never remembered (the config table's per-invocation rows). */
+export const FLUSH_CONFIG_KEYS = invocationConfigKeys;
 
 export const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -78,18 +67,14 @@ export function addTopicConfigOptions(cmd: Command): Command {
   return cmd;
 }
 
+/** The flush knobs' options, from the config table (`--flush` for flush.mode, with its choices). */
 export function addFlushOptions(cmd: Command): Command {
-  cmd.addOption(new Option('--flush <mode>', 'flush mode: sync (ack after fdatasync), async (ack after write), buffered (ack when buffered)').choices(['sync', 'async', 'buffered']));
-  cmd.addOption(new Option('--max-wait-ms <ms>', 'sync: a group commit closes after its oldest append waited this long').argParser(parseInteger('--max-wait-ms', 0)));
-  cmd.addOption(new Option('--max-group-bytes <n>', 'sync: a group commit closes at this many bytes').argParser(parseInteger('--max-group-bytes', 1)));
-  cmd.addOption(new Option('--max-group-records <n>', 'sync: a group commit closes at this many records').argParser(parseInteger('--max-group-records', 1)));
-  cmd.addOption(new Option('--sync-timeout-ms <ms>', 'sync: report an append as timed out after this long').argParser(parseInteger('--sync-timeout-ms', 1)));
-  cmd.addOption(new Option('--ack-before-sync', 'sync: acknowledge after write; the data still rides the next group fsync'));
-  cmd.addOption(new Option('--flush-ms <ms>', 'async/buffered: flush at least this often').argParser(parseInteger('--flush-ms', 1)));
-  cmd.addOption(new Option('--flush-messages <n>', 'async/buffered: flush when this many records are unflushed').argParser(parseInteger('--flush-messages', 1)));
-  cmd.addOption(new Option('--flush-bytes <n>', 'async/buffered: flush when this many bytes are unflushed').argParser(parseInteger('--flush-bytes', 1)));
-  cmd.addOption(new Option('--commit-interval-ms <ms>', 'buffered: commit the write buffer this often').argParser(parseInteger('--commit-interval-ms', 1)));
-  cmd.addOption(new Option('--commit-bytes <n>', 'buffered: commit when the write buffer holds this many bytes').argParser(parseInteger('--commit-bytes', 1)));
+  for (const key of FLUSH_CONFIG_KEYS) {
+    const p = configProperty(key);
+    if (key === 'flushMode') cmd.addOption(new Option('--flush <mode>', p.help).choices(['sync', 'async', 'buffered']));
+    else cmd.addOption(new Option(`--${kebab(key)} ${p.unit === 'ms' ? '<ms>' : '<n>'}`, p.help).argParser(parseInteger(`--${kebab(key)}`, p.min)));
+    if (key === 'syncTimeoutMs') cmd.addOption(new Option('--ack-before-sync', 'sync: acknowledge after write; the data still rides the next group fsync'));
+  }
   return cmd;
 }
 

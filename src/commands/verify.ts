@@ -48,7 +48,7 @@ Examples:
           deep: opts.deep,
           skipIndexes: opts.indexes === false,
           maxProblems: opts.maxProblems,
-          onProgress: (done, total) => progress.update(`verifying ${dir}: ${total > 0 ? Math.floor((done / total) * 100) : 100}%`),
+          onProgress: (done, total) => progress.count(done, total),
         });
         progress.stop();
         problems = r.problems.length;

@@ -1,160 +1,157 @@
 /**
  * Every limit and interval of a log, with units in the names and Kafka's defaults
- * (kafka-format.md §17). Each field maps to a Kafka topic config name (`segment.bytes`…), which is
- * how the CLI accepts them (`--segment-bytes`) and how they are remembered in
- * `<partition>/logtool.properties`.
+ * (kafka-format.md §17), in ONE table (CONFIG_PROPERTIES): each field's property name (Kafka's
+ * topic config name, `segment.bytes`…, or logtool's own in the same style), default, unit, bounds,
+ * and whether it is remembered in `<partition>/logtool.properties`. Defaults, validation, parsing
+ * from text (the properties file, the command line), the remembered set and the CLI's options
+ * (src/commands/shared.ts) are all derived from it. cleanup.policy is parsed in one place
+ * (cleanupPolicy) into a typed value.
  */
 import { LogtoolError } from './errors.js';
 
 export type FlushMode = 'sync' | 'async' | 'buffered';
 
-export interface LogConfig {
-  /** segment.bytes: roll when the active segment would exceed this. */
-  segmentBytes: number;
-  /** segment.ms: roll when the incoming batch's timestamp is this far past the segment's first. */
-  segmentMs: number;
-  /** segment.index.bytes: preallocated size of each index file. */
-  segmentIndexBytes: number;
-  /** index.interval.bytes: bytes between offset-index entries. */
-  indexIntervalBytes: number;
-  /** retention.ms (−1 = infinite). */
-  retentionMs: number;
-  /** retention.bytes (−1 = infinite). */
-  retentionBytes: number;
-  /** file.delete.delay.ms: how long `.deleted` files are kept by an open engine. */
-  fileDeleteDelayMs: number;
-  /** delete.retention.ms: how long tombstones survive after cleaning. */
-  deleteRetentionMs: number;
-  /** min.compaction.lag.ms */
-  minCompactionLagMs: number;
-  /** min.cleanable.dirty.ratio: compact once dirty bytes / (clean + dirty) exceed this (a number in [0, 1]). */
-  minCleanableDirtyRatio: number;
-  /** max.compaction.lag.ms: compact once a dirty record is this old (Number.MAX_SAFE_INTEGER = never). */
-  maxCompactionLagMs: number;
-  /** cleanup.policy: delete, compact or both. */
-  cleanupPolicy: string;
-  /** max.message.bytes: largest batch accepted on append (bytes, incl. 12-byte overhead). */
-  maxMessageBytes: number;
-  /** logtool: flush mode (sync | async | buffered). */
-  flushMode: FlushMode;
-  /** flush.ms: async mode flushes at least this often. */
-  flushMs: number;
-  /** flush.messages: async mode flushes when this many records are unflushed. */
-  flushMessages: number;
-  /** logtool: async mode flushes when this many bytes are unflushed. */
-  flushBytes: number;
-  /** logtool: sync group commit closes after its oldest append waited this long. */
-  maxWaitMs: number;
-  /** logtool: sync group commit closes at this many bytes. */
-  maxGroupBytes: number;
-  /** logtool: sync group commit closes at this many records. */
-  maxGroupRecords: number;
-  /** logtool: sync group commit closes as soon as no more appends are queued. */
-  flushWhenQueueEmpty: boolean;
-  /** logtool: an unflushed sync append resolves as timed out after this long. */
-  syncTimeoutMs: number;
-  /** logtool: buffered mode commits its write buffer to the file this often. */
-  commitIntervalMs: number;
-  /** logtool: buffered mode commits when the write buffer holds this many bytes. */
-  commitBytes: number;
+/** What a property's value is, which decides how it is parsed from text and validated. */
+export type ConfigUnit = 'bytes' | 'ms' | 'records' | 'ratio' | 'flush-mode' | 'cleanup-policy' | 'boolean';
+
+export interface ConfigProperty {
+  /** Property name: Kafka's topic config name, or (kafka: false) logtool's own in the same style. */
+  readonly name: string;
+  /** Kafka has this topic config. */
+  readonly kafka: boolean;
+  /** Kafka's default (logtool's, for its own properties); of the unit's type. */
+  readonly default: number | string | boolean;
+  readonly unit: ConfigUnit;
+  /** Inclusive lower bound (integer units). */
+  readonly min?: number;
+  /** Inclusive upper bound (integer units), and how a message names it. */
+  readonly max?: { readonly value: number; readonly says: string };
+  /**
+   * Remembered in logtool.properties when a writing command is given it (topic configs). Flush
+   * knobs are per invocation and never remembered, so one `--flush async` cannot silently weaken
+   * later appends.
+   */
+  readonly remembered: boolean;
+  /** A per-invocation command-line option with this help (remembered properties get a generated one). */
+  readonly help?: string;
 }
 
-export const defaultLogConfig: Readonly<LogConfig> = Object.freeze({
-  segmentBytes: 1024 * 1024 * 1024,
-  segmentMs: 7 * 24 * 3600 * 1000,
-  segmentIndexBytes: 10 * 1024 * 1024,
-  indexIntervalBytes: 4096,
-  retentionMs: 7 * 24 * 3600 * 1000,
-  retentionBytes: -1,
-  fileDeleteDelayMs: 60_000,
-  deleteRetentionMs: 86_400_000,
-  minCompactionLagMs: 0,
-  minCleanableDirtyRatio: 0.5,
-  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
-  cleanupPolicy: 'delete',
-  maxMessageBytes: 1_048_588,
-  flushMode: 'sync',
-  flushMs: 1000,
-  flushMessages: Number.MAX_SAFE_INTEGER,
-  flushBytes: 4 * 1024 * 1024,
-  maxWaitMs: 2,
-  maxGroupBytes: 4 * 1024 * 1024,
-  maxGroupRecords: 100_000,
-  flushWhenQueueEmpty: true,
-  syncTimeoutMs: 5000,
-  commitIntervalMs: 200,
-  commitBytes: 1024 * 1024,
-});
+const INT32 = 0x7fffffff;
+const DAY_MS = 24 * 3600 * 1000;
+const MIB = 1024 * 1024;
+
+/** The one config table; its order is the order of options and of remembered properties. */
+export const CONFIG_PROPERTIES = {
+  // Topic configs, remembered.
+  /** segment.bytes: roll when the active segment would exceed this. */
+  segmentBytes: { name: 'segment.bytes', kafka: true, default: 1024 * MIB, unit: 'bytes', min: 14, max: { value: INT32, says: 'int32 (at most 2147483647)' }, remembered: true },
+  /** segment.ms: roll when the incoming batch's timestamp is this far past the segment's first. */
+  segmentMs: { name: 'segment.ms', kafka: true, default: 7 * DAY_MS, unit: 'ms', min: 1, remembered: true },
+  /** segment.index.bytes: preallocated size of each index file. */
+  segmentIndexBytes: { name: 'segment.index.bytes', kafka: true, default: 10 * MIB, unit: 'bytes', min: 12, max: { value: INT32, says: 'int32' }, remembered: true },
+  /** index.interval.bytes: bytes between offset-index entries. */
+  indexIntervalBytes: { name: 'index.interval.bytes', kafka: true, default: 4096, unit: 'bytes', min: 0, remembered: true },
+  /** max.message.bytes: largest batch accepted on append (bytes, incl. 12-byte overhead). */
+  maxMessageBytes: { name: 'max.message.bytes', kafka: true, default: 1_048_588, unit: 'bytes', min: 0, remembered: true },
+  /** retention.ms (−1 = infinite). */
+  retentionMs: { name: 'retention.ms', kafka: true, default: 7 * DAY_MS, unit: 'ms', remembered: true },
+  /** retention.bytes (−1 = infinite). */
+  retentionBytes: { name: 'retention.bytes', kafka: true, default: -1, unit: 'bytes', remembered: true },
+  /** cleanup.policy: delete, compact or both (parsed by cleanupPolicy). */
+  cleanupPolicy: { name: 'cleanup.policy', kafka: true, default: 'delete', unit: 'cleanup-policy', remembered: true },
+  /** delete.retention.ms: how long tombstones survive after cleaning. */
+  deleteRetentionMs: { name: 'delete.retention.ms', kafka: true, default: 86_400_000, unit: 'ms', remembered: true },
+  /** min.compaction.lag.ms */
+  minCompactionLagMs: { name: 'min.compaction.lag.ms', kafka: true, default: 0, unit: 'ms', remembered: true },
+  /** min.cleanable.dirty.ratio: compact once dirty bytes / (clean + dirty) exceed this (a number in [0, 1]). */
+  minCleanableDirtyRatio: { name: 'min.cleanable.dirty.ratio', kafka: true, default: 0.5, unit: 'ratio', remembered: true },
+  /** max.compaction.lag.ms: compact once a dirty record is this old (Number.MAX_SAFE_INTEGER = never). */
+  maxCompactionLagMs: { name: 'max.compaction.lag.ms', kafka: true, default: Number.MAX_SAFE_INTEGER, unit: 'ms', min: 1, remembered: true },
+  /** file.delete.delay.ms: how long `.deleted` files are kept by an open engine. */
+  fileDeleteDelayMs: { name: 'file.delete.delay.ms', kafka: true, default: 60_000, unit: 'ms', remembered: true },
+  // Flush knobs: per invocation.
+  /** logtool: flush mode (sync | async | buffered). */
+  flushMode: { name: 'flush.mode', kafka: false, default: 'sync', unit: 'flush-mode', remembered: false, help: 'flush mode: sync (ack after fdatasync), async (ack after write), buffered (ack when buffered)' },
+  /** logtool: sync group commit closes after its oldest append waited this long. */
+  maxWaitMs: { name: 'group.commit.max.wait.ms', kafka: false, default: 2, unit: 'ms', min: 0, remembered: false, help: 'sync: a group commit closes after its oldest append waited this long' },
+  /** logtool: sync group commit closes at this many bytes. */
+  maxGroupBytes: { name: 'group.commit.max.bytes', kafka: false, default: 4 * MIB, unit: 'bytes', min: 1, remembered: false, help: 'sync: a group commit closes at this many bytes' },
+  /** logtool: sync group commit closes at this many records. */
+  maxGroupRecords: { name: 'group.commit.max.records', kafka: false, default: 100_000, unit: 'records', min: 1, remembered: false, help: 'sync: a group commit closes at this many records' },
+  /** logtool: an unflushed sync append resolves as timed out after this long. */
+  syncTimeoutMs: { name: 'sync.timeout.ms', kafka: false, default: 5000, unit: 'ms', min: 1, remembered: false, help: 'sync: report an append as timed out after this long' },
+  /** flush.ms: async mode flushes at least this often. */
+  flushMs: { name: 'flush.ms', kafka: true, default: 1000, unit: 'ms', min: 1, remembered: false, help: 'async/buffered: flush at least this often' },
+  /** flush.messages: async mode flushes when this many records are unflushed. */
+  flushMessages: { name: 'flush.messages', kafka: true, default: Number.MAX_SAFE_INTEGER, unit: 'records', min: 1, remembered: false, help: 'async/buffered: flush when this many records are unflushed' },
+  /** logtool: async mode flushes when this many bytes are unflushed. */
+  flushBytes: { name: 'flush.bytes', kafka: false, default: 4 * MIB, unit: 'bytes', min: 1, remembered: false, help: 'async/buffered: flush when this many bytes are unflushed' },
+  /** logtool: buffered mode commits its write buffer to the file this often. */
+  commitIntervalMs: { name: 'commit.interval.ms', kafka: false, default: 200, unit: 'ms', min: 1, remembered: false, help: 'buffered: commit the write buffer this often' },
+  /** logtool: buffered mode commits when the write buffer holds this many bytes. */
+  commitBytes: { name: 'commit.bytes', kafka: false, default: MIB, unit: 'bytes', min: 1, remembered: false, help: 'buffered: commit when the write buffer holds this many bytes' },
+  // Library only.
+  /** logtool: sync group commit closes as soon as no more appends are queued. */
+  flushWhenQueueEmpty: { name: 'group.commit.flush.when.queue.empty', kafka: false, default: true, unit: 'boolean', remembered: false },
+} as const satisfies Record<string, ConfigProperty>;
+
+/** The type of a value of each unit. */
+type UnitValue<U extends ConfigUnit> = U extends 'flush-mode' ? FlushMode : U extends 'cleanup-policy' ? string : U extends 'boolean' ? boolean : number;
+
+/** Every limit and interval of a log: one field per row of CONFIG_PROPERTIES, typed by its unit. */
+export type LogConfig = { -readonly [K in keyof typeof CONFIG_PROPERTIES]: UnitValue<(typeof CONFIG_PROPERTIES)[K]['unit']> };
+
+const configKeys = Object.keys(CONFIG_PROPERTIES) as (keyof LogConfig)[];
+/** A row of the table, as a ConfigProperty. */
+export const configProperty = (k: keyof LogConfig): ConfigProperty => CONFIG_PROPERTIES[k];
+
+export const defaultLogConfig: Readonly<LogConfig> = Object.freeze(Object.fromEntries(configKeys.map((k) => [k, configProperty(k).default])) as unknown as LogConfig);
 
 /** Kafka-style property name for each config field. */
-export const propertyNames: Record<keyof LogConfig, string> = {
-  segmentBytes: 'segment.bytes',
-  segmentMs: 'segment.ms',
-  segmentIndexBytes: 'segment.index.bytes',
-  indexIntervalBytes: 'index.interval.bytes',
-  retentionMs: 'retention.ms',
-  retentionBytes: 'retention.bytes',
-  fileDeleteDelayMs: 'file.delete.delay.ms',
-  deleteRetentionMs: 'delete.retention.ms',
-  minCompactionLagMs: 'min.compaction.lag.ms',
-  minCleanableDirtyRatio: 'min.cleanable.dirty.ratio',
-  maxCompactionLagMs: 'max.compaction.lag.ms',
-  cleanupPolicy: 'cleanup.policy',
-  maxMessageBytes: 'max.message.bytes',
-  flushMode: 'flush.mode',
-  flushMs: 'flush.ms',
-  flushMessages: 'flush.messages',
-  flushBytes: 'flush.bytes',
-  maxWaitMs: 'group.commit.max.wait.ms',
-  maxGroupBytes: 'group.commit.max.bytes',
-  maxGroupRecords: 'group.commit.max.records',
-  flushWhenQueueEmpty: 'group.commit.flush.when.queue.empty',
-  syncTimeoutMs: 'sync.timeout.ms',
-  commitIntervalMs: 'commit.interval.ms',
-  commitBytes: 'commit.bytes',
-};
+export const propertyNames = Object.fromEntries(configKeys.map((k) => [k, configProperty(k).name])) as Record<keyof LogConfig, string>;
 
-const minimums: Partial<Record<keyof LogConfig, number>> = {
-  segmentBytes: 14,
-  segmentIndexBytes: 12,
-  indexIntervalBytes: 0,
-  segmentMs: 1,
-  maxMessageBytes: 0,
-  maxWaitMs: 0,
-  maxGroupBytes: 1,
-  maxGroupRecords: 1,
-  syncTimeoutMs: 1,
-  commitIntervalMs: 1,
-  commitBytes: 1,
-  flushMs: 1,
-  flushMessages: 1,
-  flushBytes: 1,
-  maxCompactionLagMs: 1,
-};
+/** Kafka topic configs: remembered in logtool.properties when a writing command is given them. */
+export const rememberedConfigKeys: readonly (keyof LogConfig)[] = configKeys.filter((k) => configProperty(k).remembered);
 
-/**
- * Kafka topic configs: remembered in logtool.properties when a writing command is given them.
- * Flush knobs are per invocation and never remembered, so one `--flush async` cannot silently
- * weaken later appends.
- */
-export const rememberedConfigKeys: readonly (keyof LogConfig)[] = [
-  'segmentBytes',
-  'segmentMs',
-  'segmentIndexBytes',
-  'indexIntervalBytes',
-  'maxMessageBytes',
-  'retentionMs',
-  'retentionBytes',
-  'cleanupPolicy',
-  'deleteRetentionMs',
-  'minCompactionLagMs',
-  'minCleanableDirtyRatio',
-  'maxCompactionLagMs',
-  'fileDeleteDelayMs',
-];
+/** Per-invocation knobs with a command-line option (the flush knobs). */
+export const invocationConfigKeys: readonly (keyof LogConfig)[] = configKeys.filter((k) => configProperty(k).help !== undefined);
+
+const keyByName = new Map(configKeys.map((k) => [configProperty(k).name, k]));
 
 export function propertyToKey(name: string): keyof LogConfig | undefined {
-  for (const [k, v] of Object.entries(propertyNames)) if (v === name) return k as keyof LogConfig;
+  return keyByName.get(name);
+}
+
+/** cleanup.policy parsed: `delete`, `compact` or both (comma-separated). */
+export interface CleanupPolicy {
+  readonly delete: boolean;
+  readonly compact: boolean;
+}
+
+/** Parses cleanup.policy; a usage error naming the property when it is neither. */
+export function cleanupPolicy(text: string): CleanupPolicy {
+  const parts = text.split(',').map((s) => s.trim());
+  if (!parts.every((p) => p === 'delete' || p === 'compact')) throw new LogtoolError('usage', `${propertyNames.cleanupPolicy} must be delete, compact or "compact,delete"`);
+  return { delete: parts.includes('delete'), compact: parts.includes('compact') };
+}
+
+/** A message when `v` is not a valid value of the property, else undefined. */
+function invalidValue(p: ConfigProperty, v: unknown): string | undefined {
+  const name = p.name;
+  switch (p.unit) {
+    case 'flush-mode':
+      return v !== 'sync' && v !== 'async' && v !== 'buffered' ? `${name} must be sync, async or buffered, not "${String(v)}"` : undefined;
+    case 'cleanup-policy':
+      cleanupPolicy(String(v));
+      return undefined;
+    case 'boolean':
+      return typeof v !== 'boolean' ? `${name} must be true or false` : undefined;
+    case 'ratio':
+      return typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1 ? `${name} must be a number from 0 to 1, not "${String(v)}"` : undefined;
+  }
+  if (typeof v !== 'number' || !Number.isFinite(v) || !Number.isInteger(v)) return `${name} must be an integer, not "${String(v)}"`;
+  if (p.min !== undefined && v < p.min) return `${name} must be at least ${p.min}, not ${v}`;
+  if (p.max !== undefined && v > p.max.value) return `${name} must fit in ${p.max.says}`;
   return undefined;
 }
 
@@ -162,30 +159,10 @@ export function propertyToKey(name: string): keyof LogConfig | undefined {
 export function validateConfig(partial: Partial<LogConfig>): Partial<LogConfig> {
   for (const [k, v] of Object.entries(partial) as [keyof LogConfig, unknown][]) {
     if (v === undefined) continue;
-    const name = propertyNames[k];
-    if (!name) throw new LogtoolError('usage', `unknown config ${k}`);
-    if (k === 'flushMode') {
-      if (v !== 'sync' && v !== 'async' && v !== 'buffered') throw new LogtoolError('usage', `${name} must be sync, async or buffered, not "${String(v)}"`);
-      continue;
-    }
-    if (k === 'cleanupPolicy') {
-      const parts = String(v).split(',').map((s) => s.trim());
-      if (!parts.every((p) => p === 'delete' || p === 'compact')) throw new LogtoolError('usage', `${name} must be delete, compact or "compact,delete"`);
-      continue;
-    }
-    if (k === 'flushWhenQueueEmpty') {
-      if (typeof v !== 'boolean') throw new LogtoolError('usage', `${name} must be true or false`);
-      continue;
-    }
-    if (k === 'minCleanableDirtyRatio') {
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw new LogtoolError('usage', `${name} must be a number from 0 to 1, not "${String(v)}"`);
-      continue;
-    }
-    if (typeof v !== 'number' || !Number.isFinite(v) || !Number.isInteger(v)) throw new LogtoolError('usage', `${name} must be an integer, not "${String(v)}"`);
-    const min = minimums[k];
-    if (min !== undefined && v < min) throw new LogtoolError('usage', `${name} must be at least ${min}, not ${v}`);
-    if (k === 'segmentBytes' && v > 0x7fffffff) throw new LogtoolError('usage', `${name} must fit in int32 (at most 2147483647)`);
-    if (k === 'segmentIndexBytes' && v > 0x7fffffff) throw new LogtoolError('usage', `${name} must fit in int32`);
+    const p = (CONFIG_PROPERTIES as Record<string, ConfigProperty | undefined>)[k];
+    if (!p) throw new LogtoolError('usage', `unknown config ${k}`);
+    const message = invalidValue(p, v);
+    if (message) throw new LogtoolError('usage', message);
   }
   return partial;
 }
@@ -200,19 +177,22 @@ export function resolveConfig(...layers: (Partial<LogConfig> | undefined)[]): Lo
   return out;
 }
 
-/** Parses a property value given as text (from a file or the command line). */
+/** Parses a property value given as text (from a file or the command line); validateConfig checks it. */
 export function parsePropertyValue(key: keyof LogConfig, text: string): LogConfig[keyof LogConfig] {
   const t = text.trim();
-  if (key === 'flushMode' || key === 'cleanupPolicy') return t as never;
-  if (key === 'flushWhenQueueEmpty') {
-    if (t === 'true') return true;
-    if (t === 'false') return false;
-    throw new LogtoolError('usage', `${propertyNames[key]} must be true or false, not "${t}"`);
+  const p = configProperty(key);
+  switch (p.unit) {
+    case 'flush-mode':
+    case 'cleanup-policy':
+      return t as never;
+    case 'boolean':
+      if (t === 'true') return true;
+      if (t === 'false') return false;
+      throw new LogtoolError('usage', `${p.name} must be true or false, not "${t}"`);
+    case 'ratio':
+      if (!/^(\d+\.?\d*|\.\d+)$/.test(t)) throw new LogtoolError('usage', `${p.name} must be a number from 0 to 1, not "${t}"`);
+      return Number(t);
   }
-  if (key === 'minCleanableDirtyRatio') {
-    if (!/^(\d+\.?\d*|\.\d+)$/.test(t)) throw new LogtoolError('usage', `${propertyNames[key]} must be a number from 0 to 1, not "${t}"`);
-    return Number(t);
-  }
-  if (!/^-?\d+$/.test(t)) throw new LogtoolError('usage', `${propertyNames[key]} must be an integer, not "${t}"`);
+  if (!/^-?\d+$/.test(t)) throw new LogtoolError('usage', `${p.name} must be an integer, not "${t}"`);
   return Number(t);
 }

@@ -18,6 +18,8 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 export type ErrorKind =
   | 'usage'
+  /** The library was called with an option or property value it cannot work with (API misuse). */
+  | 'invalid-argument'
   | 'io'
   | 'lock'
   | 'not-found'
@@ -25,10 +27,13 @@ export type ErrorKind =
   | 'unsupported'
   | 'out-of-range'
   | 'too-large'
-  | 'closed';
+  | 'closed'
+  /** A broken invariant (assert): a bug in logtool, never the user's input. */
+  | 'internal';
 
 const exitCodeByKind: Record<ErrorKind, ExitCodeValue> = {
   usage: ExitCode.usage,
+  'invalid-argument': ExitCode.usage,
   io: ExitCode.operational,
   lock: ExitCode.operational,
   'not-found': ExitCode.operational,
@@ -37,6 +42,7 @@ const exitCodeByKind: Record<ErrorKind, ExitCodeValue> = {
   corrupt: ExitCode.data,
   unsupported: ExitCode.data,
   'too-large': ExitCode.data,
+  internal: ExitCode.operational,
 };
 
 export interface ErrorLocation {
@@ -64,7 +70,7 @@ export class LogtoolError extends Error {
   /** One line for a human: "<file> at byte <pos>: <message>". */
   describe(): string {
     const where = this.file === undefined ? '' : this.position === undefined ? `${this.file}: ` : `${this.file} at byte ${this.position}: `;
-    return `${where}${this.message}`;
+    return `${this.kind === 'internal' ? 'internal error: ' : ''}${where}${this.message}`;
   }
 }
 
@@ -73,6 +79,20 @@ export class CorruptDataError extends LogtoolError {
   constructor(message: string, position?: number, file?: string) {
     super('corrupt', message, { file, position });
     this.name = 'CorruptDataError';
+  }
+}
+
+/**
+ * API misuse: an option or property value the engine cannot work with. The message names the
+ * options (`options`, as the API spells them), never a command-line flag; a command that takes
+ * them from flags can say which flag (commands/compact.ts).
+ */
+export class InvalidArgumentError extends LogtoolError {
+  readonly options: readonly string[];
+  constructor(options: readonly string[], message: string, where: ErrorLocation = {}) {
+    super('invalid-argument', message, where);
+    this.name = 'InvalidArgumentError';
+    this.options = options;
   }
 }
 
@@ -93,7 +113,19 @@ export function ioError(err: unknown, path: string, action: string): LogtoolErro
   return new LogtoolError(kind, `${action} failed: ${code}${e?.message ? ` (${e.message.replace(/^\w+: /, '')})` : ''}`, { file: path }, { cause: err });
 }
 
-/** Invariant check for programmer errors (TigerBeetle style): never for user input. */
-export function assert(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new Error(`assertion failed: ${message}`);
+/** A broken invariant: the engine's state or a caller of an engine module is wrong (exit 1). */
+export class InternalError extends LogtoolError {
+  constructor(message: string, where: ErrorLocation = {}) {
+    super('internal', message, where);
+    this.name = 'InternalError';
+  }
+}
+
+/**
+ * Invariant check at a boundary (TigerBeetle style): never for user input, which gets a typed
+ * error of its own kind. Throws an InternalError (kind 'internal') naming the file and byte
+ * position when given.
+ */
+export function assert(condition: unknown, message: string, where?: ErrorLocation): asserts condition {
+  if (!condition) throw new InternalError(`assertion failed: ${message}`, where);
 }

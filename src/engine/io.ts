@@ -15,10 +15,13 @@ import { createRequire } from 'node:module';
 import { assert, ioError, SymlinkError } from './errors.js';
 
 const require = createRequire(import.meta.url);
-const fsExt: {
+type FsExt = {
   flockSync(fd: number, flags: 'ex' | 'exnb'): void;
   fcntl(fd: number, cmd: 'setlk', type: number, callback: (err: NodeJS.ErrnoException | null) => void): void;
-} = require('fs-ext');
+};
+let fsExtLib: FsExt | undefined;
+/** fs-ext (a native add-on) is loaded on the first lock, not at start-up (issue 15). */
+const fsExt = (): FsExt => (fsExtLib ??= require('fs-ext') as FsExt);
 
 /** struct flock's l_type values (fcntl.h): Linux and most others, and macOS/BSD. */
 const LOCK_TYPES = process.platform === 'darwin' || process.platform.endsWith('bsd') ? { shared: 1, unlock: 2 } : { shared: 0, unlock: 2 };
@@ -239,7 +242,7 @@ export const nativeIO: Required<FileIO> = {
   },
   flock(fd, mode) {
     try {
-      fsExt.flockSync(fd, mode);
+      fsExt().flockSync(fd, mode);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN' || code === 'EWOULDBLOCK') throw e; // the caller reports a held lock
@@ -248,7 +251,7 @@ export const nativeIO: Required<FileIO> = {
   },
   recordLock(fd, mode) {
     return new Promise((resolve, reject) => {
-      fsExt.fcntl(fd, 'setlk', LOCK_TYPES[mode], (err) => {
+      fsExt().fcntl(fd, 'setlk', LOCK_TYPES[mode], (err) => {
         if (!err) return resolve();
         if (err.code === 'EAGAIN' || err.code === 'EACCES') return reject(err); // the caller reports a held lock
         reject(ioError(err, pathOf(fd), 'fcntl'));

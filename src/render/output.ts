@@ -4,6 +4,10 @@
  * process.exit(): it sets process.exitCode and lets stdout drain.
  */
 import { Chalk, type ChalkInstance } from 'chalk';
+import { colourLevel } from './colour-level.js';
+import { clearStderrLine } from './stderr-line.js';
+
+export { colourLevel };
 
 const FLUSH_AT_BYTES = 64 * 1024;
 
@@ -62,34 +66,16 @@ export class Output {
   }
 }
 
-/**
- * The colour level for a stream, the one rule for all output (text, tables, errors, warnings,
- * progress). FORCE_COLOR, when set, decides as chalk documents it and overrides every other check:
- * 0 or "false" off, 1/2/3 that level, "" or "true" level 1. Otherwise no colour when NO_COLOR is set
- * to anything but the empty string (no-color.org), off a terminal, or on TERM=dumb.
- */
-export function colourLevel(stream: Pick<NodeJS.WriteStream, 'isTTY'> = process.stdout): 0 | 1 | 2 | 3 {
-  const forced = forcedColourLevel(process.env.FORCE_COLOR);
-  if (forced !== undefined) return forced;
-  if (process.env.NO_COLOR) return 0;
-  return stream.isTTY && process.env.TERM !== 'dumb' ? 1 : 0;
-}
-
-function forcedColourLevel(value: string | undefined): 0 | 1 | 2 | 3 | undefined {
-  if (value === undefined) return undefined;
-  if (value === '' || value === 'true') return 1;
-  if (value === 'false') return 0;
-  const n = Number.parseInt(value, 10);
-  return Number.isNaN(n) ? undefined : (Math.max(0, Math.min(n, 3)) as 0 | 1 | 2 | 3);
-}
-
 /** A chalk for a stream at colourLevel(stream). */
 export function colours(stream: Pick<NodeJS.WriteStream, 'isTTY'> = process.stdout): ChalkInstance {
   return new Chalk({ level: colourLevel(stream) });
 }
 
+export { clearStderrLine, setBeforeStderrLine } from './stderr-line.js';
+
 /** Warnings go to stderr, one line each. */
 export function warn(message: string): void {
+  clearStderrLine();
   const c = colours(process.stderr);
   process.stderr.write(`${c.yellow('warning:')} ${message}\n`);
 }

@@ -4,11 +4,14 @@
  * Speed is never judged here.
  */
 import { spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { benchScenarios } from '../../src/bench/scenarios.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { htmlProblems, inlineJson } from '../helpers/html.js';
 
 beforeAll(ensureBuilt);
 afterAll(removeTempDirs);
@@ -30,17 +33,41 @@ const REQUIRED = [
   'raw-write-fdatasync',
   'raw-fdatasync-per-1000',
   'raw-read-crc',
+  // issue 15: the thread-pool hop, start-up, the CLI's pipes, peak memory of whole processes
+  'raw-write-fdatasync-async',
+  'raw-fdatasync-per-1000-async',
+  'startup-node',
+  'startup-help',
+  'startup-read-1',
+  'raw-pipe-to-file',
+  'cli-append-lines-pipe',
+  'raw-pipe-ndjson-to-file',
+  'cli-append-ndjson-pipe',
+  'raw-print-json',
+  'cli-read-json-pipe',
+  'cli-read-text-pipe',
+  'memory-node',
+  'memory-append-pipe',
+  'memory-read-json',
+  'memory-verify-deep',
 ];
 
 const isNumber = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= 0;
 
+/** The quick run's --json output and --report page, for the tests after the first. */
+let saved = '';
+let reportFile = '';
+
 describe('bench --quick --json', () => {
-  it('reports every scenario with numbers, and removes its scratch directory', () => {
+  it('reports every scenario with numbers, and removes its scratch directory', { timeout: 320_000 }, () => {
     const parent = makeTempDir('logtool-bench-test-');
-    const r = spawnSync(process.execPath, [cliPath, 'bench', parent, '--quick', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    reportFile = path.join(makeTempDir('logtool-bench-report-'), 'bench.html');
+    // Whole-process scenarios start many Node.js processes: minutes on a loaded CI machine.
+    const r = spawnSync(process.execPath, [cliPath, 'bench', parent, '--quick', '--json', '--report', reportFile], { encoding: 'utf8', timeout: 300_000 });
     expect(r.stderr).toBe(''); // no spinner off a terminal, no warnings
     expect(r.status).toBe(0);
     const report = JSON.parse(r.stdout) as { scenarios: Record<string, unknown>[]; machine: Record<string, unknown> };
+    saved = r.stdout;
     const names = report.scenarios.map((s) => s.name);
     expect(names).toEqual(benchScenarios.map((s) => s.name));
     for (const n of REQUIRED) expect(names).toContain(n);
@@ -63,6 +90,16 @@ describe('bench --quick --json', () => {
       }
     }
     for (const f of ['cpus', 'cpuModel', 'node', 'fsType']) expect(report.machine[f]).toBeTruthy();
+    // Whole processes: the child's own peak RSS (read from the child, never 0), medians beside node -e 0.
+    const byName = new Map(report.scenarios.map((s) => [s.name, s]));
+    for (const n of ['memory-node', 'memory-append-pipe', 'memory-read-json', 'memory-verify-deep', 'cli-read-json-pipe']) expect(byName.get(n)!.peakRssMB as number).toBeGreaterThan(10);
+    expect(byName.get('memory-read-json')!.ratioMetric).toBe('peakRssMB');
+    for (const n of ['startup-help', 'startup-read-1']) {
+      expect(byName.get(n)!.ratioMetric).toBe('p50Ms');
+      expect(isNumber(byName.get(n)!.interleavedRatio), n).toBe(true);
+    }
+    // The pipes carried every record: read --json printed one line per record of the data set.
+    expect(byName.get('cli-read-json-pipe')!.stdoutBytes as number).toBeGreaterThan(byName.get('cli-read-json-pipe')!.records as number);
     // The scratch directory made inside `parent` is gone.
     expect(fs.readdirSync(parent)).toEqual([]);
   });
@@ -74,5 +111,73 @@ describe('bench --quick --json', () => {
     const bad = spawnSync(process.execPath, [cliPath, 'bench', '--quick', '--scenarios', 'no-such-thing'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/unknown scenario "no-such-thing"/);
+  });
+
+  it('--report: one well-formed self-contained page with every scenario, its baseline and its numbers', () => {
+    expect(saved, 'the quick run above').not.toBe('');
+    const html = fs.readFileSync(reportFile, 'utf8');
+    expect(htmlProblems(html)).toEqual([]);
+    expect(html).not.toMatch(/\b(?:src|href)=|https?:|@import|url\(/); // nothing fetched
+    const report = JSON.parse(saved) as { scenarios: Record<string, unknown>[]; machine: Record<string, unknown> };
+    expect((inlineJson(html, 'bench-data') as { scenarios: unknown[] }).scenarios).toEqual(report.scenarios);
+    const values = (name: string, kind: string, metric: string): number[] =>
+      [...html.matchAll(new RegExp(`data-scenario="${name}" data-kind="${kind}" data-metric="${metric}" data-value="([^"]+)"`, 'g'))].map((m) => Number(m[1]));
+    const byName = new Map(report.scenarios.map((s) => [s.name as string, s]));
+    for (const s of report.scenarios) {
+      const name = s.name as string;
+      expect(html).toContain(name);
+      // Every bar says its scenario's number: peak memory for all, the judged metric beside the baseline's.
+      expect(values(name, 'memory', 'peakRssMB')).toEqual([s.peakRssMB]);
+      if (s.kind !== 'scenario') continue;
+      const metric = s.ratioMetric as string;
+      expect(values(name, 'scenario', metric), name).toEqual([s[metric]]);
+      expect(values(name, 'baseline', metric), name).toEqual([byName.get(s.baseline as string)![metric]]);
+      expect(html).toContain(`data-ratio="${s.ratioToBaseline as number}"`);
+      if (s.ops as number > 1) for (const p of ['p50Ms', 'p99Ms', 'p999Ms']) expect(html).toContain(`data-scenario="${name}" data-metric="${p}" data-value="${s[p] as number}"`);
+    }
+    // The sync scenarios' latency histogram counts every append.
+    const sync = byName.get('sync-1-producer')!;
+    const counts = [...html.matchAll(/data-scenario="sync-1-producer" data-metric="histogram" data-value="(\d+)"/g)].map((m) => Number(m[1]));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(sync.ops);
+    expect(html).toContain(report.machine.cpuModel as string);
+  });
+
+  it('--compare: a before/after table of the saved run and this one; a file that is no saved run is exit 2 before measuring', () => {
+    expect(saved, 'the quick run above').not.toBe('');
+    const dir = makeTempDir('logtool-bench-compare-');
+    const old = path.join(dir, 'old.json');
+    fs.writeFileSync(old, saved);
+    const r = spawnSync(process.execPath, [cliPath, 'bench', dir, '--quick', '--scenarios', 'sync-1-producer', '--compare', old, '--json'], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { comparison: { name: string; metric: string; before: number | null; after: number | null; change: number | null }[]; scenarios: Record<string, unknown>[] };
+    const before = new Map((JSON.parse(saved) as { scenarios: Record<string, unknown>[] }).scenarios.map((s) => [s.name as string, s]));
+    const row = out.comparison.find((c) => c.name === 'sync-1-producer')!;
+    expect(row.metric).toBe('p99Ms');
+    expect(row.before).toBe(before.get('sync-1-producer')!.p99Ms);
+    expect(row.after).toBe(out.scenarios.find((s) => s.name === 'sync-1-producer')!.p99Ms);
+    expect(row.change).toBeCloseTo(row.after! / row.before!, 10);
+    expect(out.comparison.find((c) => c.name === 'raw-write-fdatasync')!.metric).toBe('p99Ms'); // a baseline: its scenario's metric
+    // Scenarios of the saved run that did not run now are listed with no "after".
+    expect(out.comparison.find((c) => c.name === 'startup-help')).toMatchObject({ after: null, change: null });
+    const text = execFileSync(process.execPath, [cliPath, 'bench', dir, '--quick', '--scenarios', 'raw-write-100B', '--compare', old], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(text).toMatch(/^scenario\tmetric\tbefore\tafter\tafter\/before\tratio before\tratio after$/m);
+    expect(text).toMatch(/^raw-write-100B\trecords\/s\t/m);
+    const bad = path.join(dir, 'bad.json');
+    fs.writeFileSync(bad, '{"scenarios": 3}');
+    const b = spawnSync(process.execPath, [cliPath, 'bench', dir, '--compare', bad], { encoding: 'utf8', timeout: 60_000 });
+    expect(b.status).toBe(2);
+    expect(b.stderr).toMatch(/bad\.json: not a saved bench run/);
+    expect(fs.readdirSync(dir).sort()).toEqual(['bad.json', 'old.json']); // nothing measured, nothing left
+  });
+
+  const chromium = ['chromium', 'chromium-browser'].map((c) => spawnSync('which', [c], { encoding: 'utf8' }).stdout.trim()).find(Boolean);
+  if (!chromium) console.warn('notice: chromium is not installed: the --report page is not rendered in a headless browser here');
+  it.skipIf(!chromium)('--report renders in headless chromium with the scenarios’ numbers in its charts', () => {
+    expect(saved, 'the quick run above').not.toBe('');
+    const r = spawnSync(chromium!, ['--headless', '--disable-gpu', '--no-sandbox', '--dump-dom', `file://${reportFile}`], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('data-scenario="sync-1-producer"');
+    expect(r.stderr).not.toMatch(/Uncaught|console\.error/);
   });
 });

@@ -110,6 +110,19 @@ describe('logtool compact', () => {
     }
   });
 
+  it('a memory bound too small is a usage error (exit 2) naming the flag, as text and as JSON', async () => {
+    const dir = await makeLog('mem-0', 20, 2);
+    const before = hashTree(dir);
+    const r = cli('compact', dir, '--max-memory', '1048576');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: --max-memory 1048576 is too small: /);
+    expect(r.stderr).not.toMatch(/maxMemoryBytes/);
+    const j = cli('compact', dir, '--max-memory', '1048576', '--json');
+    expect(j.code).toBe(2);
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: { kind: 'usage' } });
+    expect(hashTree(dir)).toEqual(before);
+  });
+
   it('has --help with examples for compact, retention and delete-records', () => {
     const help: Record<string, string> = {};
     for (const c of ['compact', 'retention', 'delete-records']) {

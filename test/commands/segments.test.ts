@@ -79,3 +79,28 @@ describe.concurrent('segments on a damaged .index', () => {
     }
   }, 120_000);
 });
+
+describe('segments on a compacted log', () => {
+  const T0 = 1_700_000_000_000;
+
+  it("shows the first record's timestamp, not the delete horizon the cleaner put in the batch's base timestamp", async () => {
+    const dir = path.join(makeTempDir('logtool-segments-'), 'c-0');
+    const lines = [JSON.stringify({ key: 'a', value: null, timestamp: T0 })];
+    for (let i = 1; i <= 30; i++) lines.push(JSON.stringify({ key: `k${i % 5}`, value: `v${i}`, timestamp: T0 + i * 1000 }));
+    const input = writeInput(dir, lines.join('\n') + '\n');
+    expect(cliSync('append', dir, '--input', input, '--batch-records', '1', '--segment-bytes', '500').code).toBe(0);
+    const compacted = await cli('compact', dir, '--now', '2026-01-01T00:00:00Z', '--delete-retention-ms', '86400000');
+    expect(compacted.code, compacted.stderr).toBe(0);
+    // The tombstone's batch now carries the delete horizon (attribute bit 0x40) as its base timestamp.
+    const first = fs.readFileSync(path.join(dir, '00000000000000000000.log'));
+    expect(first.readInt16BE(21) & 0x40).toBe(0x40);
+    expect(Number(first.readBigInt64BE(27))).toBe(Date.parse('2026-01-02T00:00:00Z'));
+    const r = await cli('segments', dir, '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const segs = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((s) => !s.summary);
+    expect(segs[0]).toMatchObject({ baseOffset: 0, firstOffset: 0, firstTimestamp: T0, maxTimestamp: T0 });
+    const text = await cli('segments', dir);
+    expect(text.stdout.split('\n')[1]).toContain(new Date(T0).toISOString());
+    expect(text.stdout).not.toContain('2026-01-02');
+  });
+});

@@ -18,7 +18,8 @@
  * cleanup.policy is not checked here (the caller decides whether the log is a compacted one).
  */
 import type { LogSegment } from '../segment/segment.js';
-import { largestTimestamp, type CleanableLog } from './cleaner.js';
+import { firstDirtyOffset, firstUncleanableOffset } from './cleanable-range.js';
+import type { CleanableLog } from './types.js';
 
 export interface CompactionSchedule {
   nowMs: number;
@@ -58,23 +59,12 @@ export function compactionSchedule(log: CleanableLog, opts: ScheduleOptions = {}
   const now = opts.nowMs ?? Date.now();
   const c = log.config;
   const segments = log.segments;
-  const leo = log.nextOffset;
-  const checkpoint = opts.fromStart ? undefined : log.readCleanerCheckpoint();
-  let firstDirty = checkpoint ?? log.logStartOffset;
-  if (firstDirty < log.logStartOffset || firstDirty > leo) firstDirty = log.logStartOffset;
+  const firstDirty = firstDirtyOffset(log, opts.fromStart);
 
   // Dirty non-active segments: from the one holding firstDirty up to (not including) the active one.
-  const active = segments[segments.length - 1];
   const nonActive = segments.slice(0, Math.max(segments.length - 1, 0));
   const dirtyNonActive: LogSegment[] = nonActive.filter((s, i) => (segments[i + 1]?.baseOffset ?? Infinity) > firstDirty);
-
-  let firstUncleanable = active ? active.baseOffset : leo;
-  const minLag = Math.max(c.minCompactionLagMs, 0);
-  if (minLag > 0) {
-    const young = dirtyNonActive.find((s) => largestTimestamp(log.io, s).timestamp > now - minLag);
-    if (young) firstUncleanable = Math.min(firstUncleanable, young.baseOffset);
-  }
-  firstUncleanable = Math.max(firstUncleanable, firstDirty);
+  const firstUncleanable = firstUncleanableOffset(log, segments, firstDirty, now);
 
   let cleanBytes = 0;
   let cleanableBytes = 0;

@@ -7,8 +7,10 @@
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const native: { crc32c(input: Buffer, initial?: number): number; crc32(input: Buffer, initial?: number): number } =
-  require('@node-rs/crc32');
+type NativeCrc = { crc32c(input: Buffer, initial?: number): number; crc32(input: Buffer, initial?: number): number };
+let nativeLib: NativeCrc | undefined;
+/** The native add-on, loaded on the first checksum that needs it (not at start-up: issue 15). */
+const native = (): NativeCrc => (nativeLib ??= require('@node-rs/crc32') as NativeCrc);
 
 function makeTables(poly: number): Uint32Array[] {
   const tables: Uint32Array[] = [];
@@ -65,10 +67,10 @@ export function setNativeThresholdBytes(n: number): void {
 /** CRC-32C over buf[start, end), unsigned, continuing from `initial` (the CRC of the bytes before). */
 export function crc32c(buf: Buffer, start = 0, end = buf.length, initial = 0): number {
   if (end - start < nativeThresholdBytes) return crc32cJs(buf, start, end, initial);
-  return native.crc32c(start === 0 && end === buf.length ? buf : buf.subarray(start, end), initial) >>> 0;
+  return native().crc32c(start === 0 && end === buf.length ? buf : buf.subarray(start, end), initial) >>> 0;
 }
 
 /** CRC-32 (IEEE, zlib) over buf[start, end), unsigned, continuing from `initial` — legacy v0/v1 messages. */
 export function crc32(buf: Buffer, start = 0, end = buf.length, initial = 0): number {
-  return native.crc32(start === 0 && end === buf.length ? buf : buf.subarray(start, end), initial) >>> 0;
+  return native().crc32(start === 0 && end === buf.length ? buf : buf.subarray(start, end), initial) >>> 0;
 }

@@ -135,7 +135,7 @@ export class LogReader {
     const first = it.next();
     if (!first.done) {
       firstOffset = first.value.baseOffset;
-      firstTimestamp = first.value.header ? readTimestamp(first.value.buf, first.value.bufPos + 27) : first.value.maxTimestamp;
+      firstTimestamp = first.value.header ? (firstRecordTimestamp(seg) ?? readTimestamp(first.value.buf, first.value.bufPos + 27)) : first.value.maxTimestamp;
       if (!first.value.header && first.value.compression !== 0) {
         // A compressed legacy wrapper's offset is its last inner offset: decode this one entry for the first.
         try {
@@ -208,4 +208,23 @@ function belowLogStart(offset: number, log: ReadableLog): LogtoolError {
     `offset ${offset} is below the log start offset ${log.logStartOffset}: earlier records were deleted (retention or delete-records); read from offset ${log.logStartOffset} or later`,
     { file: log.dir },
   );
+}
+
+/**
+ * The timestamp of a segment's first record (Kafka's DefaultRecordBatch record timestamps): not the
+ * first batch's base timestamp, which holds the delete horizon once the cleaner set one (Kafka's
+ * RecordBatch.deleteHorizonMs) and which LogAppendTime replaces by maxTimestamp. Empty batches
+ * (kept only for producer state) have none: the first batch with a record gives it. Undefined when
+ * nothing decodes (the reader reports the corruption) or the segment starts with legacy messages.
+ */
+function firstRecordTimestamp(seg: LogSegment): Timestamp | undefined {
+  try {
+    for (const e of seg.scanner({}).entries()) {
+      if (!e.header) return undefined;
+      for (const r of entryRecords(e, { file: seg.logPath })) return r.timestamp;
+    }
+  } catch {
+    // Undecodable: the caller keeps the batch header's timestamp.
+  }
+  return undefined;
 }

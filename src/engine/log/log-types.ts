@@ -32,3 +32,28 @@ export interface ReadableLog {
   readonly activeSegment: LogSegment;
   readonly logStartOffset: number;
 }
+
+export interface LogPosition {
+  /** Next offset after the data at this position. */
+  offset: number;
+  /** Base offset of the segment the position is in. */
+  segment: number;
+  /** Byte position in that segment's `.log`. */
+  position: number;
+}
+
+/** The three positions of a log (docs/durability.md), plus the recovery point. */
+export interface LogPositions {
+  /** Accepted by the process: includes the write buffer (its byte position assumes no roll). */
+  written: LogPosition;
+  /** Handed to the OS with write(2): survives a crash of the process. */
+  committed: LogPosition;
+  /** Made durable with fdatasync(2): survives power loss. */
+  flushed: LogPosition;
+  /** Offset below which recovery may skip segments (in memory; ≤ flushed). */
+  recoveryPoint: number;
+  /** The recovery point last persisted in recovery-point-offset-checkpoint. */
+  checkpointedRecoveryPoint: number;
+  /** The same three positions as byte totals since this open (monotonic across segments). */
+  bytes: { written: number; committed: number; flushed: number };
+}

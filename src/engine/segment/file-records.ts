@@ -11,7 +11,7 @@
  * `entryBytes` reads the whole of it for the consumer that needs its records.
  */
 import type { FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { LogtoolError, assert } from '../errors.js';
 import { crc32 } from '../format/crc32c.js';
 import { crc32c } from '../format/crc32c.js';
 import {
@@ -145,8 +145,11 @@ export class EntryScanner {
   private readonly opts: ScanOptions;
 
   constructor(opts: ScanOptions) {
+    const start = opts.startPosition ?? 0;
+    assert(Number.isSafeInteger(start) && start >= 0, `scan from position ${start}`, { file: opts.path });
+    assert(opts.endPosition === undefined || Number.isSafeInteger(opts.endPosition), `scan to position ${opts.endPosition}`, { file: opts.path });
     this.opts = opts;
-    this.validBytes = opts.startPosition ?? 0;
+    this.validBytes = start;
   }
 
   *entries(): Generator<LogEntry> {
@@ -232,6 +235,8 @@ export class EntryScanner {
           return;
         }
         p = position - bufFilePos;
+        // The entry's bytes (or, when not buffered, its header) lie inside what buf holds.
+        assert(p >= 0 && p + (complete ? size : HEADER_PROBE_BYTES) <= bufLen, `entry at ${position} outside the scan buffer`, { file: path, position });
         const crcValid = (): boolean => {
           const crc = complete ? bufferedCrc(buf, p, size, magic) : chunkedCrc(source, position, size, magic, (crcScratch ??= Buffer.allocUnsafe(chunkBytes)));
           return crc === storedCrc(buf, p, magic);

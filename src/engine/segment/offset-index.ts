@@ -2,7 +2,7 @@
  * `.index`: 8-byte entries (relativeOffset int32, position int32). Keyed on the last offset of the
  * indexed batch (Kafka ≥ 2.0); lookups are floor-then-scan, which also works for pre-2.0 files.
  */
-import { LogtoolError } from '../errors.js';
+import { LogtoolError, assert } from '../errors.js';
 import { AbstractIndex, type IndexOpenOptions } from './abstract-index.js';
 
 export interface OffsetPosition {
@@ -40,6 +40,7 @@ export class OffsetIndex extends AbstractIndex {
     if (this.entries > 0 && offset <= this.lastOffsetCache) {
       throw new LogtoolError('corrupt', `index entry offset ${offset} is not above the last entry ${this.lastOffsetCache}`, { file: this.path });
     }
+    assert(Number.isSafeInteger(position) && position >= 0 && position <= 0x7fffffff, `index entry position ${position} is not a 32-bit file position`, { file: this.path });
     const b = this.scratch;
     b.writeInt32BE(relative, 0);
     b.writeInt32BE(position, 4);

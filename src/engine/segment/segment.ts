@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { LogtoolError, assert } from '../errors.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
@@ -67,6 +67,8 @@ export class LogSegment {
   private bytesSinceLastIndexEntry = 0;
   private maxTimestampSoFar: number;
   private offsetOfMaxTimestampSoFar: number;
+  /** Last offset appended by this process (undefined: not known without a scan; the base bounds it). */
+  private lastAppendedOffset: number | undefined;
   /** Read-only with snapshotIndexes: index entries counted at open (later entries are not read). */
   private indexEntryLimits: { index: number; timeindex: number } | undefined;
   /** Max timestamp of the first batch (segment.ms roll reference), loaded lazily. */
@@ -175,7 +177,9 @@ export class LogSegment {
   append(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): number {
     if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
     const position = this.size;
+    this.checkAppend(buf, start, end, batches);
     const written = this.io.write(this.fd, buf, start, end - start, position);
+    assert(written === end - start, `short write of ${written} of ${end - start} bytes`, { file: this.logPath, position });
     if (this.size === 0 && batches.length > 0) this.rollingBasedTimestamp = batches[0]!.maxTimestamp;
     let p = position;
     for (const b of batches) {
@@ -197,6 +201,24 @@ export class LogSegment {
     this.size = position + written;
     this.dirty = true;
     return position;
+  }
+
+  /**
+   * The append's invariants: whole batches within buf, offsets above everything already in the
+   * segment and increasing from batch to batch, no batch below the segment's base offset.
+   */
+  private checkAppend(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): void {
+    const where = { file: this.logPath, position: this.size };
+    assert(start >= 0 && start <= end && end <= buf.length, `append of bytes [${start}, ${end}) outside a buffer of ${buf.length}`, where);
+    let bytes = 0;
+    let prev = this.lastAppendedOffset ?? this.baseOffset - 1;
+    for (const b of batches) {
+      assert(b.lastOffset > prev, `batch ending at offset ${b.lastOffset} appended after offset ${prev}: offsets must increase`, where);
+      prev = b.lastOffset;
+      bytes += b.size;
+    }
+    assert(bytes === end - start, `batches of ${bytes} bytes described for an append of ${end - start}`, where);
+    this.lastAppendedOffset = prev;
   }
 
   scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean }): EntryScanner {
@@ -277,6 +299,7 @@ export class LogSegment {
     this.offsetOfMaxTimestampSoFar = r.offsetOfMaxTimestamp;
     this.bytesSinceLastIndexEntry = 0;
     this.rollingBasedTimestamp = undefined;
+    this.lastAppendedOffset = undefined;
     return { validBytes: r.validBytes, truncatedBytes, batches: r.batches, end: r.end, nextOffset: r.nextOffset };
   }
 
@@ -345,6 +368,7 @@ export class LogSegment {
     this.size = bytes;
     this.offsetIndex.truncateTo(nextOffset);
     this.timeIndex.truncateTo(nextOffset);
+    this.lastAppendedOffset = undefined;
   }
 
   close(): void {

@@ -3,7 +3,7 @@
  * when the timestamp strictly increases; the last slot is reserved for the entry written on roll
  * and close, so the index reports full one entry early (Kafka's TimeIndex).
  */
-import { LogtoolError } from '../errors.js';
+import { LogtoolError, assert } from '../errors.js';
 import { readInt64, readTimestamp, writeInt64, type Timestamp } from '../format/record-batch.js';
 import { AbstractIndex, type IndexOpenOptions } from './abstract-index.js';
 
@@ -59,6 +59,7 @@ export class TimeIndex extends AbstractIndex {
     }
     if (timestamp <= this.last.timestamp) return;
     if (this.entries >= this.maxEntries) return; // no slot at all (only when trimmed and re-opened read-only)
+    assert(offset >= this.baseOffset && offset - this.baseOffset <= 0x7fffffff, `time index entry offset ${offset} is outside segment ${this.baseOffset}`, { file: this.path });
     const b = this.scratch;
     writeInt64(b, 0, timestamp);
     b.writeInt32BE(offset - this.baseOffset, 8);

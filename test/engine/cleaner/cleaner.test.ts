@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Log } from '../../../src/engine/log/log.js';
 import { KeylessRecordsError } from '../../../src/engine/cleaner/cleaner.js';
+import { InvalidArgumentError } from '../../../src/engine/errors.js';
 import { readBatchHeader, computeBatchCrc } from '../../../src/engine/format/record-batch.js';
 import { CompressionType } from '../../../src/engine/format/compression.js';
 import { readOffsetCheckpoint } from '../../../src/engine/checkpoint.js';
@@ -284,7 +285,23 @@ describe('compaction rules', () => {
     expect(r.offsetMap.memoryBytes).toBeLessThan(20 * 1024);
     expect(r.passes).toBeGreaterThan(1);
     expect(strip(readAll(dir))).toEqual(strip(modelCompaction(written, upTo)));
-    await expect(compact(dir, { maxMemoryBytes: 1024 * 1024, fromStart: true })).rejects.toThrow(/--max-memory 1048576 is too small/);
+    await expect(compact(dir, { maxMemoryBytes: 1024 * 1024, fromStart: true })).rejects.toThrow(/maxMemoryBytes 1048576 is too small/);
+  });
+
+  it('refuses cleaner options it cannot work with as invalid-argument errors naming the option, not a command-line flag', async () => {
+    const dir = tempPartitionPath('badopts-0');
+    await buildLog(dir, Array.from({ length: 6 }, (_, i) => ({ records: [{ key: `k${i % 2}`, value: `v${i}` }] })), { segmentBytes: 200 });
+    const before = readAll(dir);
+    const tooSmall = await compact(dir, { maxMemoryBytes: 1024 * 1024 }).catch((e: unknown) => e);
+    expect(tooSmall).toBeInstanceOf(InvalidArgumentError);
+    expect(tooSmall).toMatchObject({ kind: 'invalid-argument', exitCode: 2, options: ['maxMemoryBytes'] });
+    expect((tooSmall as Error).message).toMatch(/^maxMemoryBytes 1048576 is too small/);
+    expect((tooSmall as Error).message).not.toMatch(/--/);
+    // An explicit map below two slots: named as offsetMapBytes, not blamed on the memory bound.
+    const tinyMap = await compact(dir, { offsetMapBytes: 24 }).catch((e: unknown) => e);
+    expect(tinyMap).toMatchObject({ kind: 'invalid-argument', options: ['offsetMapBytes'] });
+    expect((tinyMap as Error).message).toMatch(/^offsetMapBytes must be from 48 to \d+ .*not 24$/);
+    expect(readAll(dir)).toEqual(before);
   });
 
   it('keeps replaced segment files aside with keepRemovedDir and lists every removed file', async () => {

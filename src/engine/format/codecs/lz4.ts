@@ -22,7 +22,10 @@ import { checkLimit, codecError, limitError, wrapNative } from './codec-error.js
 import { xxh32 } from './xxhash32.js';
 
 const require = createRequire(import.meta.url);
-const lz4: typeof import('lz4-napi') = require('lz4-napi');
+type Lz4Lib = typeof import('lz4-napi');
+let lz4Lib: Lz4Lib | undefined;
+/** The native add-on, loaded on the first lz4 batch (registration costs nothing: issue 15). */
+const lz4 = (): Lz4Lib => (lz4Lib ??= require('lz4-napi') as Lz4Lib);
 
 const NAME = 'lz4';
 export const LZ4_FRAME_MAGIC = 0x184d2204;
@@ -50,7 +53,7 @@ export interface Lz4FrameOptions {
 /** Compresses one block; undefined when LZ4 does not make it smaller (then it is stored). */
 function compressBlock(block: Buffer): Buffer | undefined {
   // lz4-napi prefixes the uncompressed size (uint32 LE); the frame stores only the raw block.
-  const packed = lz4.compressSync(block).subarray(4);
+  const packed = lz4().compressSync(block).subarray(4);
   return packed.length >= block.length ? undefined : packed;
 }
 
@@ -83,7 +86,7 @@ function decompressBlock(block: Buffer, capacityBytes: number): Buffer {
   const input = Buffer.allocUnsafe(4 + block.length);
   input.writeUInt32LE(capacityBytes, 0);
   block.copy(input, 4);
-  return lz4.uncompressSync(input);
+  return lz4().uncompressSync(input);
 }
 
 export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4FrameOptions = {}): Buffer {

@@ -14,7 +14,10 @@ import type { Codec } from '../compression.js';
 import { checkLimit, codecError, limitError, wrapNative } from './codec-error.js';
 
 const require = createRequire(import.meta.url);
-const snappy: typeof import('snappy') = require('snappy');
+type SnappyLib = typeof import('snappy');
+let snappyLib: SnappyLib | undefined;
+/** The native add-on, loaded on the first snappy batch (registration costs nothing: issue 15). */
+const snappy = (): SnappyLib => (snappyLib ??= require('snappy') as SnappyLib);
 
 const NAME = 'snappy';
 const MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
@@ -34,7 +37,7 @@ function writeHeader(out: Buffer, pos: number): number {
 }
 
 function rawCompress(block: Buffer): Buffer {
-  return snappy.compressSync(block);
+  return snappy().compressSync(block);
 }
 
 export function snappyCompress(data: Buffer): Buffer {
@@ -80,7 +83,7 @@ function rawDecompress(block: Buffer, budgetBytes: number, maxOutputBytes: numbe
   if (declared > budgetBytes) throw limitError(NAME, maxOutputBytes, `${where} declares ${declared} bytes with ${budgetBytes} left`);
   let out: Buffer;
   try {
-    out = snappy.uncompressSync(block, { asBuffer: true }) as Buffer;
+    out = snappy().uncompressSync(block, { asBuffer: true }) as Buffer;
   } catch (e) {
     throw wrapNative(NAME, `${where} is not valid snappy`, e);
   }

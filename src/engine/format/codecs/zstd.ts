@@ -12,8 +12,13 @@ import type { Codec } from '../compression.js';
 import { checkLimit, codecError, limitError, wrapNative } from './codec-error.js';
 
 const require = createRequire(import.meta.url);
-const zstd: typeof import('zstd-napi') = require('zstd-napi');
-const binding: typeof import('zstd-napi/binding.js') = require('zstd-napi/binding');
+type ZstdLib = typeof import('zstd-napi');
+type ZstdBinding = typeof import('zstd-napi/binding.js');
+let zstdLib: ZstdLib | undefined;
+let bindingLib: ZstdBinding | undefined;
+/** The native add-on, loaded on the first zstd batch (registration costs nothing: issue 15). */
+const zstd = (): ZstdLib => (zstdLib ??= require('zstd-napi') as ZstdLib);
+const binding = (): ZstdBinding => (bindingLib ??= require('zstd-napi/binding') as ZstdBinding);
 
 const NAME = 'zstd';
 /** zstd-jni's (and Kafka's) default level. */
@@ -28,10 +33,10 @@ const MAX_WINDOW_LOG = 31;
 /** Output chunk when the frame does not state its size (ZSTD_DStreamOutSize is 128 KiB). */
 const STREAM_CHUNK_BYTES = 256 * 1024;
 
-let dctx: InstanceType<typeof binding.DCtx> | undefined;
+let dctx: InstanceType<ZstdBinding['DCtx']> | undefined;
 
 export function zstdCompress(data: Buffer): Buffer {
-  return zstd.compress(data, { compressionLevel: ZSTD_KAFKA_LEVEL });
+  return zstd().compress(data, { compressionLevel: ZSTD_KAFKA_LEVEL });
 }
 
 /** Window log the decoder may allocate for: the limit's, but never below MIN_WINDOW_LOG. */
@@ -43,7 +48,7 @@ function windowLogMaxFor(maxOutputBytes: number): number {
 /** The first frame's declared content size, or undefined if absent or unreadable. */
 function declaredContentSize(data: Buffer): number | undefined {
   try {
-    return binding.getFrameContentSize(data) ?? undefined;
+    return binding().getFrameContentSize(data) ?? undefined;
   } catch {
     return undefined; // garbage: the decoder below reports it properly
   }
@@ -57,14 +62,14 @@ export function zstdDecompress(data: Buffer, maxOutputBytes: number): Buffer {
   if (declared !== undefined && declared > maxOutputBytes) {
     throw limitError(NAME, maxOutputBytes, `frame declares ${declared} bytes`);
   }
-  const ctx = (dctx ??= new binding.DCtx());
+  const ctx = (dctx ??= new (binding().DCtx)());
   const chunks: Buffer[] = [];
   let total = 0;
   let input = data;
   try {
     // A previous call may have failed mid-frame; start clean and apply this call's window cap.
-    ctx.reset(binding.ResetDirective.sessionAndParameters);
-    ctx.setParameter(binding.DParameter.windowLogMax, windowLogMaxFor(maxOutputBytes));
+    ctx.reset(binding().ResetDirective.sessionAndParameters);
+    ctx.setParameter(binding().DParameter.windowLogMax, windowLogMaxFor(maxOutputBytes));
     let hintBytes = declared !== undefined ? declared : STREAM_CHUNK_BYTES;
     for (;;) {
       // One byte more than the limit allows, so that overrunning it is seen rather than clipped.

@@ -1,0 +1,189 @@
+/**
+ * RecordBatch v2 decoding (Kafka's DefaultRecordBatch iterators and DefaultRecord.readFrom): the
+ * records section (decompressed when needed) and the records one at a time, with Kafka's
+ * record-level validation (kafka-format.md §2.3); control record keys.
+ */
+import { CorruptDataError, LogtoolError } from '../errors.js';
+import { codecFor, compressionName, CompressionType } from './compression.js';
+import { readVarint, readVarlong, readVarlongBig, type VarintCursor } from './varint.js';
+import { Attr, RECORD_BATCH_OVERHEAD, compressionOf, readTimestamp, sizeOf, toTimestamp, type BatchHeader, type LogRecord, type RecordHeader, type Timestamp } from './batch-header.js';
+
+export interface DecodeOptions {
+  /** Upper bound on the decompressed size of one batch (bytes). */
+  maxDecompressedBytes?: number;
+  /** For error messages. */
+  file?: string;
+  /** File position of the batch, for error messages. */
+  filePosition?: number;
+}
+
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The records section of the batch at buf[pos…], decompressed if needed. Returns the buffer and
+ * the range holding the concatenated records.
+ */
+export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): { data: Buffer; start: number; end: number } {
+  const start = pos + RECORD_BATCH_OVERHEAD;
+  const end = pos + sizeOf(h);
+  // The header's length must describe bytes that are actually there: reading past the buffer
+  // would decode garbage (Buffer indexing yields undefined, subarray clamps) instead of failing.
+  if (end < start || end > buf.length) {
+    throw new CorruptDataError(
+      `batch at offset ${h.baseOffset}: declares ${sizeOf(h)} bytes but ${Math.max(0, buf.length - pos)} are available (a batch needs at least ${RECORD_BATCH_OVERHEAD})`,
+      opts.filePosition,
+      opts.file,
+    );
+  }
+  const codecId = compressionOf(h);
+  if (codecId === CompressionType.none) return { data: buf, start, end };
+  const where = `batch at offset ${h.baseOffset}${opts.file ? ` in ${opts.file}` : ''}`;
+  const codec = codecFor(codecId);
+  if (!codec) {
+    throw new LogtoolError('unsupported', `${where} uses codec ${compressionName(codecId)}, not supported yet`, {
+      file: opts.file,
+      position: opts.filePosition,
+    });
+  }
+  let out: Buffer;
+  try {
+    out = codec.decompress(buf.subarray(start, end), opts.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES);
+  } catch (e) {
+    if (e instanceof LogtoolError && e.kind !== 'corrupt') throw e;
+    throw new CorruptDataError(`${where}: ${compressionName(codecId)} payload cannot be decompressed: ${(e as Error).message}`, opts.filePosition, opts.file);
+  }
+  return { data: out, start: 0, end: out.length };
+}
+
+function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptDataError {
+  return new CorruptDataError(`batch at offset ${h.baseOffset}: ${message}`, opts.filePosition, opts.file);
+}
+
+/**
+ * Decodes the records of the v2 batch at buf[pos…] one at a time, so that what a batch makes a
+ * reader hold is one record (plus the records section, bounded by maxDecompressedBytes) whatever
+ * its record count: a batch of 20 M empty records never becomes 20 M objects. Throws
+ * CorruptDataError on any of Kafka's record-level validation failures (§2.3) at the record where
+ * it is found; the trailing-bytes check comes with the end. Keys, values and header values are
+ * views into the batch's bytes (or the decompressed buffer), not copies.
+ */
+export class RecordDecoder {
+  private readonly buf: Buffer;
+  private readonly pos: number;
+  private readonly h: BatchHeader;
+  private readonly opts: DecodeOptions;
+  private readonly data: Buffer;
+  private readonly end: number;
+  private readonly logAppendTime: boolean;
+  /** Each decoder has its own cursor: decoders of different batches may be interleaved. */
+  private readonly c: VarintCursor;
+  private index = 0;
+  private done = false;
+
+  constructor(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}) {
+    if (h.recordsCount < 0) throw corrupt(h, `negative record count ${h.recordsCount}`, opts);
+    const { data, start, end } = recordsSection(buf, pos, h, opts);
+    this.buf = buf;
+    this.pos = pos;
+    this.h = h;
+    this.opts = opts;
+    this.data = data;
+    this.end = end;
+    this.logAppendTime = (h.attributes & Attr.logAppendTime) !== 0;
+    this.c = { pos: start };
+  }
+
+  /** The next record, or undefined after the last one (once nothing is left over). */
+  next(): LogRecord | undefined {
+    const { h, opts, data, end, c } = this;
+    const i = this.index;
+    if (i >= h.recordsCount) {
+      if (!this.done && c.pos !== end) throw corrupt(h, `${end - c.pos} bytes remain after ${h.recordsCount} records`, opts);
+      this.done = true;
+      return undefined;
+    }
+    if (c.pos >= end) throw corrupt(h, `premature end of records: ${i} of ${h.recordsCount} read`, opts);
+    const length = readVarint(data, c, end);
+    const bodyStart = c.pos;
+    if (length < 0 || bodyStart + length > end) throw corrupt(h, `record ${i} length ${length} exceeds the batch`, opts);
+    const bodyEnd = bodyStart + length;
+    c.pos++; // attributes
+    const tsPos = c.pos;
+    const tsDelta = readVarlong(data, c, bodyEnd);
+    const offsetDelta = readVarint(data, c, bodyEnd);
+    const keyLen = readVarint(data, c, bodyEnd);
+    let key: Buffer | null = null;
+    if (keyLen >= 0) {
+      if (c.pos + keyLen > bodyEnd) throw corrupt(h, `record ${i} key runs past the record`, opts);
+      key = data.subarray(c.pos, c.pos + keyLen);
+      c.pos += keyLen;
+    }
+    const valueLen = readVarint(data, c, bodyEnd);
+    let value: Buffer | null = null;
+    if (valueLen >= 0) {
+      if (c.pos + valueLen > bodyEnd) throw corrupt(h, `record ${i} value runs past the record`, opts);
+      value = data.subarray(c.pos, c.pos + valueLen);
+      c.pos += valueLen;
+    }
+    const headerCount = readVarint(data, c, bodyEnd);
+    if (headerCount < 0 || headerCount > bodyEnd - c.pos) throw corrupt(h, `record ${i} has an invalid header count ${headerCount}`, opts);
+    const headers: RecordHeader[] = [];
+    for (let k = 0; k < headerCount; k++) {
+      const hkLen = readVarint(data, c, bodyEnd);
+      if (hkLen < 0 || c.pos + hkLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} key is invalid`, opts);
+      const hkey = data.toString('utf8', c.pos, c.pos + hkLen);
+      c.pos += hkLen;
+      const hvLen = readVarint(data, c, bodyEnd);
+      let hval: Buffer | null = null;
+      if (hvLen >= 0) {
+        if (c.pos + hvLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} value runs past the record`, opts);
+        hval = data.subarray(c.pos, c.pos + hvLen);
+        c.pos += hvLen;
+      }
+      headers.push({ key: hkey, value: hval });
+    }
+    if (c.pos !== bodyEnd) throw corrupt(h, `record ${i} declares ${length} bytes but holds ${c.pos - bodyStart}`, opts);
+    this.index = i + 1;
+    let timestamp: Timestamp = this.logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta;
+    if (!Number.isSafeInteger(timestamp) || !Number.isSafeInteger(h.baseTimestamp) || !Number.isSafeInteger(tsDelta)) {
+      const { buf, pos } = this;
+      timestamp = this.logAppendTime ? readTimestamp(buf, pos + 35) : toTimestamp(BigInt.asIntN(64, buf.readBigInt64BE(pos + 27) + readVarlongBig(data, tsPos, bodyEnd)));
+    }
+    return {
+      offset: h.baseOffset + offsetDelta,
+      timestamp,
+      key,
+      value,
+      headers,
+    };
+  }
+}
+
+/** The records of the v2 batch at buf[pos…], one at a time (see RecordDecoder). */
+export function* iterateRecords(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): Generator<LogRecord> {
+  const d = new RecordDecoder(buf, pos, h, opts);
+  for (let r = d.next(); r !== undefined; r = d.next()) yield r;
+}
+
+/**
+ * Every record of the v2 batch at buf[pos…] in one array — for callers that know the batch is
+ * small (one they encoded, a control batch); readers of untrusted batches use iterateRecords.
+ */
+export function decodeRecords(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): LogRecord[] {
+  const d = new RecordDecoder(buf, pos, h, opts);
+  const out: LogRecord[] = [];
+  for (let r = d.next(); r !== undefined; r = d.next()) out.push(r);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control records
+
+export const ControlType = ['ABORT', 'COMMIT', 'LEADER_CHANGE', 'SNAPSHOT_HEADER', 'SNAPSHOT_FOOTER', 'KRAFT_VERSION', 'KRAFT_VOTERS'] as const;
+
+export function controlTypeOf(key: Buffer | null): { version: number; type: number; name: string } | undefined {
+  if (!key || key.length < 4) return undefined;
+  const version = key.readInt16BE(0);
+  const type = key.readInt16BE(2);
+  return { version, type, name: ControlType[type] ?? 'UNKNOWN' };
+}

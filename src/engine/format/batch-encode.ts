@@ -1,0 +1,388 @@
+/**
+ * RecordBatch v2 encoding (Kafka's MemoryRecordsBuilder / DefaultRecord.writeTo): records to one
+ * batch, CRC computed once, the header written last. Layout in ../shared/docs/kafka-format.md §2.
+ */
+import { LogtoolError } from '../errors.js';
+import { codecFor, compressionName, CompressionType } from './compression.js';
+import { sizeOfVarint, sizeOfVarlong, sizeOfVarlongBig, writeVarint, writeVarlong, writeVarlongBig } from './varint.js';
+import {
+  Attr,
+  LOG_OVERHEAD,
+  RECORD_BATCH_OVERHEAD,
+  computeBatchCrc,
+  exactTimestamp,
+  toTimestamp,
+  writeInt64,
+  writeTimestamp,
+  type RecordHeader,
+  type RecordInput,
+} from './batch-header.js';
+
+export interface EncodeBatchOptions {
+  baseOffset: number;
+  /** Default −1 (no leader epoch). */
+  partitionLeaderEpoch?: number;
+  compression?: number;
+  logAppendTime?: boolean;
+  producerId?: number;
+  producerEpoch?: number;
+  baseSequence?: number;
+  transactional?: boolean;
+  control?: boolean;
+  /** Timestamp given to records without one; default Date.now(). */
+  nowMs?: number;
+  /** Overrides (used by the cleaner to keep a batch's original offsets and horizon). */
+  lastOffsetDelta?: number;
+  baseTimestamp?: number;
+  deleteHorizon?: boolean;
+  /** Per-record offset deltas (default 0, 1, 2 …). */
+  offsetDeltas?: number[];
+  /**
+   * Scratch space: an uncompressed batch that fits is encoded into it and the result is a view of
+   * it, valid until the caller reuses the scratch (a log that writes the batch at once saves an
+   * allocation and keeps the bytes cache-hot). Otherwise a new buffer is allocated.
+   */
+  into?: Buffer;
+}
+
+function headerBytes(headers: RecordHeader[] | undefined, keyLens: number[]): number {
+  if (!headers || headers.length === 0) return 1;
+  let n = sizeOfVarint(headers.length);
+  for (const h of headers) {
+    const kl = Buffer.byteLength(h.key, 'utf8');
+    keyLens.push(kl);
+    n += sizeOfVarint(kl) + kl;
+    n += h.value === null ? 1 : sizeOfVarint(h.value.length) + h.value.length;
+  }
+  return n;
+}
+
+/**
+ * The general writer's sizes (any record, headers included): each record's body size, the header
+ * key lengths in order, and the total bytes of the records section. Exported for the tests that
+ * check the fast path of encodeBatch against it.
+ */
+export function measureRecords(
+  records: readonly RecordInput[],
+  baseTimestamp: number,
+  nowMs: number,
+  offsetDeltas: number[] | undefined,
+): { bodySizes: Int32Array; headerKeyLens: number[]; recordsBytes: number } {
+  const bodySizes = new Int32Array(records.length);
+  const headerKeyLens: number[] = [];
+  let recordsBytes = 0;
+  records.forEach((r, i) => {
+    const key = r.key ?? null;
+    const body =
+      1 +
+      (typeof r.timestamp === 'bigint' ? sizeOfVarlongBig(r.timestamp - BigInt(baseTimestamp)) : sizeOfVarlong((r.timestamp ?? nowMs) - baseTimestamp)) +
+      sizeOfVarint(offsetDeltas ? offsetDeltas[i]! : i) +
+      (key === null ? 1 : sizeOfVarint(key.length) + key.length) +
+      (r.value === null ? 1 : sizeOfVarint(r.value.length) + r.value.length) +
+      headerBytes(r.headers, headerKeyLens);
+    bodySizes[i] = body;
+    recordsBytes += sizeOfVarint(body) + body;
+  });
+  return { bodySizes, headerKeyLens, recordsBytes };
+}
+
+/** Encodes records (uncompressed) into buf at pos; returns the position after them. */
+export function writeRecords(
+  records: readonly RecordInput[],
+  buf: Buffer,
+  pos: number,
+  baseTimestamp: number,
+  nowMs: number,
+  bodySizes: Int32Array,
+  headerKeyLens: number[],
+  offsetDeltas: number[] | undefined,
+): number {
+  let hk = 0;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    pos = writeVarint(buf, pos, bodySizes[i]!);
+    buf[pos++] = 0;
+    if (typeof r.timestamp === 'bigint') pos = writeVarlongBig(buf, pos, r.timestamp - BigInt(baseTimestamp));
+    else pos = writeVarlong(buf, pos, (r.timestamp ?? nowMs) - baseTimestamp);
+    pos = writeVarint(buf, pos, offsetDeltas ? offsetDeltas[i]! : i);
+    const key = r.key ?? null;
+    if (key === null) buf[pos++] = 1;
+    else {
+      pos = writeVarint(buf, pos, key.length);
+      pos += key.copy(buf, pos);
+    }
+    const value = r.value;
+    if (value === null) buf[pos++] = 1;
+    else {
+      pos = writeVarint(buf, pos, value.length);
+      pos += value.copy(buf, pos);
+    }
+    const headers = r.headers;
+    if (!headers || headers.length === 0) buf[pos++] = 0;
+    else {
+      pos = writeVarint(buf, pos, headers.length);
+      for (const h of headers) {
+        const kl = headerKeyLens[hk++]!;
+        pos = writeVarint(buf, pos, kl);
+        pos += buf.write(h.key, pos, kl, 'utf8');
+        if (h.value === null) buf[pos++] = 1;
+        else {
+          pos = writeVarint(buf, pos, h.value.length);
+          pos += h.value.copy(buf, pos);
+        }
+      }
+    }
+  }
+  return pos;
+}
+
+/** A batch just encoded, with what the log needs of it, so that it never reads its own bytes back. */
+export interface EncodedBatch {
+  /** Exactly the batch; its base offset is opts.baseOffset. */
+  buf: Buffer;
+  /** The header's lastOffsetDelta. */
+  lastOffsetDelta: number;
+  /** The header's record count. */
+  count: number;
+  /** The header's maxTimestamp (the append time under LogAppendTime) as a double, as the indexes take it. */
+  maxTimestamp: number;
+}
+
+/**
+ * Encodes records as one v2 batch, CRC computed once. Returns a buffer holding exactly the batch.
+ */
+export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOptions): Buffer {
+  return encodeRecordBatch(records, opts).buf;
+}
+
+/** encodeBatch, returning with the bytes the header fields the log needs (see EncodedBatch). */
+export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeBatchOptions): EncodedBatch {
+  // Hot path of every append. Two passes over the records: sizes first (so the batch is one
+  // exact allocation), then bytes. Zig-zag varints are inlined for int32-range values (every
+  // length, delta and count in practice); varlong is only called for timestamp deltas beyond
+  // int32. Records with headers and compressed batches take the general writer (writeRecords).
+  const count = records.length;
+  const nowMs = opts.nowMs ?? Date.now();
+  const offsetDeltas = opts.offsetDeltas;
+  let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
+  if (typeof baseTimestamp !== 'number' || !Number.isSafeInteger(baseTimestamp)) return encodeBatchExact(records, opts, nowMs);
+  if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
+  const sizes = measureFast(records, baseTimestamp, nowMs, offsetDeltas);
+  if (sizes === undefined) return encodeBatchExact(records, opts, nowMs);
+  const { bodySizes, headerKeyLens, recordsBytes, maxTimestamp } = sizes;
+  const compression = opts.compression ?? CompressionType.none;
+  let buf: Buffer;
+  let end: number;
+  const into = opts.into;
+  if (compression === CompressionType.none) {
+    const size = RECORD_BATCH_OVERHEAD + recordsBytes;
+    buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
+    end =
+      headerKeyLens === undefined
+        ? writeRecordsFast(records, buf, baseTimestamp, nowMs, bodySizes, offsetDeltas)
+        : writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens, offsetDeltas);
+  } else {
+    const raw = Buffer.allocUnsafe(recordsBytes);
+    writeRecords(records, raw, 0, baseTimestamp, nowMs, bodySizes, headerKeyLens ?? [], offsetDeltas);
+    buf = packRecords(compression, raw);
+    end = buf.length;
+  }
+  const written = writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp, nowMs });
+  return { buf, count, ...written };
+}
+
+/** The first pass of encodeRecordBatch; `headerKeyLens` is set only when some record has headers. */
+interface FastSizes {
+  bodySizes: Int32Array;
+  headerKeyLens: number[] | undefined;
+  recordsBytes: number;
+  maxTimestamp: number;
+}
+
+/** Sizes of each record and of the records section; undefined when a timestamp needs the exact (int64) path. */
+function measureFast(records: readonly RecordInput[], baseTimestamp: number, nowMs: number, offsetDeltas: number[] | undefined): FastSizes | undefined {
+  const count = records.length;
+  let maxTimestamp = -1;
+  const bodySizes = new Int32Array(count);
+  let headerKeyLens: number[] | undefined;
+  let anyHeaders = false;
+  let recordsBytes = 0;
+  for (let i = 0; i < count; i++) {
+    const r = records[i]!;
+    const ts = r.timestamp ?? nowMs;
+    // Beyond ±2^53 (or not an integer): the exact path, which also validates.
+    if (typeof ts !== 'number' || !Number.isSafeInteger(ts)) return undefined;
+    if (ts > maxTimestamp) maxTimestamp = ts;
+    const tsDelta = ts - baseTimestamp;
+    let body: number;
+    if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
+      const z = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
+      body = 1 + (z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5);
+    } else body = 1 + sizeOfVarlong(tsDelta);
+    const od = offsetDeltas ? offsetDeltas[i]! : i;
+    const zo = ((od << 1) ^ (od >> 31)) >>> 0;
+    body += zo < 0x80 ? 1 : zo < 0x4000 ? 2 : zo < 0x200000 ? 3 : zo < 0x10000000 ? 4 : 5;
+    const key = r.key;
+    if (key == null) body += 1;
+    else {
+      const zk = key.length * 2;
+      body += (zk < 0x80 ? 1 : zk < 0x4000 ? 2 : zk < 0x200000 ? 3 : zk < 0x10000000 ? 4 : 5) + key.length;
+    }
+    const value = r.value;
+    if (value === null) body += 1;
+    else {
+      const zv = value.length * 2;
+      body += (zv < 0x80 ? 1 : zv < 0x4000 ? 2 : zv < 0x200000 ? 3 : zv < 0x10000000 ? 4 : 5) + value.length;
+    }
+    const headers = r.headers;
+    if (headers === undefined || headers.length === 0) body += 1;
+    else {
+      anyHeaders = true;
+      body += headerBytes(headers, (headerKeyLens ??= []));
+    }
+    bodySizes[i] = body;
+    const zb = body * 2;
+    recordsBytes += (zb < 0x80 ? 1 : zb < 0x4000 ? 2 : zb < 0x200000 ? 3 : zb < 0x10000000 ? 4 : 5) + body;
+  }
+  return { bodySizes, headerKeyLens: anyHeaders ? headerKeyLens : undefined, recordsBytes, maxTimestamp };
+}
+
+/** The second pass for records without headers, uncompressed: bytes at RECORD_BATCH_OVERHEAD on; returns the end. */
+function writeRecordsFast(records: readonly RecordInput[], buf: Buffer, baseTimestamp: number, nowMs: number, bodySizes: Int32Array, offsetDeltas: number[] | undefined): number {
+  const count = records.length;
+  let pos = RECORD_BATCH_OVERHEAD;
+  for (let i = 0; i < count; i++) {
+    const r = records[i]!;
+    let v = bodySizes[i]! * 2;
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    buf[pos++] = v;
+    buf[pos++] = 0; // attributes
+    const tsDelta = ((r.timestamp as number | undefined) ?? nowMs) - baseTimestamp; // numbers: checked in the first pass
+    if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
+      v = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+    } else pos = writeVarlong(buf, pos, tsDelta);
+    const od = offsetDeltas ? offsetDeltas[i]! : i;
+    v = ((od << 1) ^ (od >> 31)) >>> 0;
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    buf[pos++] = v;
+    const key = r.key;
+    if (key == null) buf[pos++] = 1;
+    else {
+      v = key.length * 2;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+      buf.set(key, pos);
+      pos += key.length;
+    }
+    const value = r.value;
+    if (value === null) buf[pos++] = 1;
+    else {
+      v = value.length * 2;
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[pos++] = v;
+      buf.set(value, pos);
+      pos += value.length;
+    }
+    buf[pos++] = 0; // header count
+  }
+  return pos;
+}
+
+/**
+ * encodeBatch for timestamps beyond ±2^53: exact int64 arithmetic. Deltas are taken modulo 2^64
+ * as Kafka's `timestamp - baseTimestamp` on longs, and handed to the general writer relative to a
+ * base of 0 (a number when small, else a bigint); the header then gets the exact base and max.
+ */
+function encodeBatchExact(records: readonly RecordInput[], opts: EncodeBatchOptions, nowMs: number): EncodedBatch {
+  const count = records.length;
+  const exact = records.map((r) => exactTimestamp(r.timestamp ?? nowMs));
+  const base = opts.baseTimestamp !== undefined ? exactTimestamp(opts.baseTimestamp) : count > 0 ? exact[0]! : -1n;
+  let max = -1n;
+  for (const t of exact) if (t > max) max = t;
+  const relative = records.map((r, i) => ({ ...r, timestamp: toTimestamp(BigInt.asIntN(64, exact[i]! - base)) }));
+  let buf: Buffer;
+  let lastOffsetDelta: number;
+  if (relative.every((r) => typeof r.timestamp === 'number')) {
+    ({ buf, lastOffsetDelta } = encodeRecordBatch(relative, { ...opts, baseTimestamp: 0, nowMs, into: undefined }));
+  } else {
+    // A delta beyond ±2^53 (timestamps far apart in one batch): the general writer's bigint varlongs.
+    const compression = opts.compression ?? CompressionType.none;
+    const { bodySizes, headerKeyLens, recordsBytes } = measureRecords(relative, 0, nowMs, opts.offsetDeltas);
+    const raw = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + recordsBytes);
+    const end = writeRecords(relative, raw, RECORD_BATCH_OVERHEAD, 0, nowMs, bodySizes, headerKeyLens, opts.offsetDeltas);
+    buf = compression === CompressionType.none ? raw.subarray(0, end) : packRecords(compression, raw.subarray(RECORD_BATCH_OVERHEAD, end));
+    ({ lastOffsetDelta } = writeBatchHeader(buf, buf.length, opts, { compression, count, baseTimestamp: 0, maxTimestamp: 0, nowMs }));
+  }
+  writeTimestamp(buf, 27, toTimestamp(base));
+  if (!opts.logAppendTime) writeTimestamp(buf, 35, toTimestamp(max));
+  buf.writeUInt32BE(computeBatchCrc(buf, 0, buf.length), 17);
+  // Number(bigint) rounds to nearest as reading the int64 back as a double does.
+  return { buf, lastOffsetDelta, count, maxTimestamp: opts.logAppendTime ? nowMs : Number(max) };
+}
+
+/** A batch buffer (header space left blank) holding the records section `raw` compressed with `compression`. */
+function packRecords(compression: number, raw: Buffer): Buffer {
+  const codec = codecFor(compression);
+  if (!codec) throw new LogtoolError('unsupported', `compression ${compressionName(compression)} is not supported`);
+  const packed = codec.compress(raw);
+  const buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + packed.length);
+  packed.copy(buf, RECORD_BATCH_OVERHEAD);
+  return buf;
+}
+
+/**
+ * Writes the 61-byte v2 header of the batch in buf[0, end) and its CRC (records already in place).
+ * Returns the lastOffsetDelta and maxTimestamp it wrote.
+ */
+export function writeBatchHeader(
+  buf: Buffer,
+  end: number,
+  opts: EncodeBatchOptions,
+  fields: { compression: number; count: number; baseTimestamp: number; maxTimestamp: number; nowMs: number },
+): { lastOffsetDelta: number; maxTimestamp: number } {
+  const { compression, count, baseTimestamp, maxTimestamp, nowMs } = fields;
+  const offsetDeltas = opts.offsetDeltas;
+  let attributes = compression;
+  if (opts.logAppendTime) attributes |= Attr.logAppendTime;
+  if (opts.transactional) attributes |= Attr.transactional;
+  if (opts.control) attributes |= Attr.control;
+  if (opts.deleteHorizon) attributes |= Attr.deleteHorizon;
+  writeInt64(buf, 0, opts.baseOffset);
+  buf.writeInt32BE(end - LOG_OVERHEAD, 8);
+  buf.writeInt32BE(opts.partitionLeaderEpoch ?? -1, 12);
+  buf[16] = 2;
+  buf.writeInt16BE(attributes, 21);
+  const lastOffsetDelta = opts.lastOffsetDelta ?? (count > 0 ? (offsetDeltas ? offsetDeltas[count - 1]! : count - 1) : 0);
+  const headerMaxTimestamp = opts.logAppendTime ? nowMs : maxTimestamp;
+  buf.writeInt32BE(lastOffsetDelta, 23);
+  writeInt64(buf, 27, baseTimestamp);
+  writeInt64(buf, 35, headerMaxTimestamp);
+  writeInt64(buf, 43, opts.producerId ?? -1);
+  buf.writeInt16BE(opts.producerEpoch ?? -1, 51);
+  buf.writeInt32BE(opts.baseSequence ?? -1, 53);
+  buf.writeInt32BE(count, 57);
+  buf.writeUInt32BE(computeBatchCrc(buf, 0, end), 17);
+  return { lastOffsetDelta, maxTimestamp: headerMaxTimestamp };
+}
+
+/** Rewrites the base offset of an encoded batch in place. The CRC does not cover it. */
+export function setBaseOffset(batch: Buffer, pos: number, baseOffset: number): void {
+  writeInt64(batch, pos, baseOffset);
+}

@@ -1,0 +1,124 @@
+/**
+ * Background retention and compaction of one partition (Kafka's LogManager retention task and the
+ * LogCleaner thread's pass over one log): two periodic tasks (cleaner/periodic-task.ts decides
+ * when) acting on the log through a narrow interface, one compaction at a time, and a quiesce for
+ * close that waits for any compaction in progress.
+ */
+import { LogtoolError } from '../errors.js';
+import type { CleanReport } from '../cleaner/cleaner.js';
+import type { CompactionSchedule } from '../cleaner/schedule.js';
+import type { RetentionReport } from '../cleaner/types.js';
+import { PeriodicTask } from '../cleaner/periodic-task.js';
+import type { LogWarning } from './log-types.js';
+
+export interface CompactionRound {
+  schedule: CompactionSchedule;
+  report?: CleanReport;
+}
+
+/** What the background tasks do to the log. */
+export interface MaintainedLog {
+  readonly dir: string;
+  readonly isClosed: boolean;
+  applyRetention(): RetentionReport;
+  compactIfNeeded(): Promise<CompactionRound>;
+  warn(w: LogWarning): void;
+}
+
+export class LogMaintenance {
+  private readonly log: MaintainedLog;
+  /** A compaction is running (background rounds skip meanwhile). */
+  private cleaning = false;
+  /** The compaction in progress (settles when it ends, never rejects), which close() waits for. */
+  private compaction: Promise<void> | undefined;
+  private retentionTask: PeriodicTask<RetentionReport> | undefined;
+  private cleanerTask: PeriodicTask<CompactionRound> | undefined;
+  /** The last error of a background compaction (recorded, never thrown; also sent to warn). */
+  cleanerError: unknown;
+  /** Background compactions run so far (those the schedule asked for). */
+  backgroundCompactions = 0;
+
+  constructor(log: MaintainedLog) {
+    this.log = log;
+  }
+
+  private get busy(): boolean {
+    return this.log.isClosed || this.cleaning;
+  }
+
+  /** A started schedule of `run` that skips while busy and reports a failed round as a warning. */
+  private schedule<R>(intervalMs: number, what: string, run: () => R | Promise<R>, onResult: (r: R) => void, onError: (e: unknown) => void = () => {}): PeriodicTask<R> {
+    const log = this.log;
+    const task = new PeriodicTask<R>(
+      {
+        run,
+        busy: () => this.busy,
+        onResult,
+        onError: (e) => {
+          onError(e);
+          log.warn({ file: log.dir, message: `background ${what} failed: ${(e as Error).message}` });
+        },
+      },
+      intervalMs,
+    );
+    task.start();
+    return task;
+  }
+
+  startRetention(intervalMs: number, onResult?: (r: RetentionReport) => void): void {
+    this.stopRetention();
+    this.retentionTask = this.schedule(intervalMs, 'retention', () => this.log.applyRetention(), (r) => onResult?.(r));
+  }
+
+  stopRetention(): void {
+    void this.retentionTask?.stop();
+  }
+
+  startCleaner(intervalMs: number, onResult?: (r: CompactionRound) => void): void {
+    this.stopCleaner();
+    const onRound = (r: CompactionRound) => {
+      if (r.report) this.backgroundCompactions++;
+      onResult?.(r);
+    };
+    this.cleanerTask = this.schedule(intervalMs, 'compaction', () => this.log.compactIfNeeded(), onRound, (e) => (this.cleanerError = e));
+  }
+
+  stopCleaner(): void {
+    void this.cleanerTask?.stop();
+  }
+
+  /** Runs one compaction, refusing a second while one runs; quiesce() waits for it. */
+  compactOnce(run: () => Promise<CleanReport>): Promise<CleanReport> {
+    if (this.cleaning) throw new LogtoolError('usage', 'a compaction of this log is already running', { file: this.log.dir });
+    this.cleaning = true;
+    const running = (async () => {
+      try {
+        return await run();
+      } finally {
+        this.cleaning = false;
+      }
+    })();
+    this.compaction = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    return running;
+  }
+
+  /**
+   * For close: stops both schedules, then waits for a compaction in progress (background or
+   * foreground, a dry run included), so nothing reads a closed segment or changes a file once the
+   * lock is released.
+   */
+  async quiesce(): Promise<void> {
+    this.stopRetention();
+    await this.cleanerTask?.stop();
+    while (this.compaction && this.cleaning) await this.compaction;
+  }
+
+  /** abandon(): the timers stop, nothing is waited for. */
+  stopAll(): void {
+    this.stopCleaner();
+    this.stopRetention();
+  }
+}

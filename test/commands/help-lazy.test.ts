@@ -1,0 +1,104 @@
+/**
+ * Start-up loads only what the command line needs (issue 15): `logtool --help` loads commander and
+ * the command table, not the commands' modules, chalk, ora, cli-table3 or any native add-on; a
+ * command loads its own module only. Every command's --help still lists the options it listed
+ * before commands were loaded lazily (help-options-snapshot.json, taken from the eager program),
+ * the program's command list says what each command's own definition says, and compressed logs
+ * still read in a fresh process (the codecs' add-ons load on first use).
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/program.js';
+import { commandSpecs, specForArgv } from '../../src/commands/registry.js';
+import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
+import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { cli, cliSync, sh } from '../helpers/cli.js';
+
+beforeAll(ensureBuilt);
+afterAll(removeTempDirs);
+
+const snapshot = JSON.parse(fs.readFileSync(path.join(repoRoot, 'test', 'commands', 'help-options-snapshot.json'), 'utf8')) as Record<string, string[]>;
+const tracer = path.join(repoRoot, 'test', 'helpers', 'module-trace.mjs');
+
+/** The modules a CLI run loaded (module-trace.mjs), with its exit code. */
+function modulesLoaded(args: string[], input?: string): { code: number | null; modules: string[] } {
+  const trace = path.join(makeTempDir('logtool-trace-'), 'modules.txt');
+  const env = { ...process.env, NO_COLOR: '1', CI: '1', LOGTOOL_MODULE_TRACE: trace };
+  const r = spawnSync(process.execPath, ['--import', tracer, cliPath, ...args], { encoding: 'utf8', env, input });
+  return { code: r.status, modules: fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [] };
+}
+
+const commandModules = (modules: string[]): string[] =>
+  [...new Set(modules.filter((m) => /\/dist\/commands\/[^/]+\.js$/.test(m)).map((m) => path.basename(m, '.js')))].sort();
+const NATIVE = ['lz4-napi', 'snappy', 'zstd-napi', 'fs-ext', '@node-rs/crc32'];
+const RENDERING = ['chalk', 'ora', 'cli-table3'];
+const loads = (modules: string[], pkg: string): boolean => modules.some((m) => m === pkg || m.startsWith(`${pkg}/`) || m.includes(`/node_modules/${pkg}/`));
+
+describe('lazy start-up', () => {
+  it('--help loads no command module, no renderer and no native add-on', () => {
+    const { code, modules } = modulesLoaded(['--help']);
+    expect(code).toBe(0);
+    expect(modules.some((m) => m.endsWith('/dist/program.js'))).toBe(true); // the trace works
+    expect(commandModules(modules)).toEqual(['registry']);
+    for (const pkg of [...NATIVE, ...RENDERING]) expect(loads(modules, pkg), pkg).toBe(false);
+  });
+
+  it('a one-record read loads read and what it uses, no other command, codec add-on or spinner', async () => {
+    const dir = path.join(makeTempDir(), 't-0');
+    expect((await cli('append', dir, '-v', 'hello')).code).toBe(0);
+    const { code, modules } = modulesLoaded(['read', dir]);
+    expect(code).toBe(0);
+    expect(commandModules(modules)).toEqual(['internal-decode', 'read', 'read-follow', 'read-range', 'registry', 'shared']);
+    for (const pkg of ['lz4-napi', 'snappy', 'zstd-napi', 'fs-ext', 'ora', 'cli-table3']) expect(loads(modules, pkg), pkg).toBe(false);
+  });
+
+  it('every command in the table is the command its module defines: name, arguments, description', async () => {
+    const loaded = await Promise.all(commandSpecs.map((s) => s.load()));
+    for (const [i, cmd] of loaded.entries()) {
+      const spec = commandSpecs[i]!;
+      expect(cmd.name()).toBe(spec.name);
+      expect(cmd.description()).toBe(spec.description);
+      expect(cmd.registeredArguments.map((a) => (a.required ? `<${a.name()}${a.variadic ? '...' : ''}>` : `[${a.name()}${a.variadic ? '...' : ''}]`)).join(' ')).toBe(spec.args);
+    }
+    // The program's help lists the same lines whether the commands are stubs or loaded.
+    expect(buildProgram().helpInformation()).toBe(buildProgram({ loaded }).helpInformation());
+    expect(Object.keys(snapshot).sort()).toEqual(commandSpecs.map((s) => s.name).sort());
+  });
+
+  it('specForArgv finds the command after the program options, and the one `help` asks about', () => {
+    expect(specForArgv(['--debug', 'read', 'x'])?.name).toBe('read');
+    expect(specForArgv(['help', 'verify'])?.name).toBe('verify');
+    expect(specForArgv(['--help'])).toBeUndefined();
+    expect(specForArgv(['nope', 'read'])).toBeUndefined();
+    expect(specForArgv(['--', 'read'])).toBeUndefined();
+  });
+
+  it("every command's --help (and `help <command>`) lists every option it listed before", async () => {
+    await Promise.all(
+      Object.entries(snapshot).map(async ([name, flags]) => {
+        const [r, viaHelp] = await Promise.all([cli(name, '--help'), cli('help', name)]);
+        expect(r.code, name).toBe(0);
+        for (const f of flags) expect(r.stdout, `${name} ${f}`).toContain(f);
+        expect(viaHelp.stdout).toBe(r.stdout);
+      }),
+    );
+    const top = cliSync('--help');
+    for (const s of commandSpecs) expect(top.stdout).toMatch(new RegExp(`^  ${s.name} \\[options\\]${s.args ? ` ${s.args.replace(/[[\].|]/g, '\\$&')}` : ''} +${s.description.slice(0, 20).replace(/[[\].|()]/g, '\\$&')}`, 'm'));
+  });
+
+  it('compressed logs are written and read back in fresh processes, one per codec', async () => {
+    for (const codec of ['gzip', 'snappy', 'lz4', 'zstd']) {
+      const dir = path.join(makeTempDir(), 't-0');
+      const w = await sh(`printf 'a\\nbb\\nccc\\n' | "$NODE" "$CLI" append ${dir} --lines --compression ${codec}`);
+      expect(w.code, w.stderr).toBe(0);
+      const r = await cli('read', dir, '--json');
+      expect(r.code, r.stderr).toBe(0);
+      const values = r.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { value: string }).value);
+      expect(values, codec).toEqual(['a', 'bb', 'ccc']);
+      const meta = await cli('read', dir, '--batches', '--json');
+      expect(meta.stdout, codec).toContain(codec);
+    }
+  });
+});

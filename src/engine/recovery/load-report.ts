@@ -98,8 +98,9 @@ export interface LoadOptions {
    */
   directoryMarker?: { content: Buffer | undefined };
   /**
-   * What a LogManager read of the log directory once for all its partitions: the names in it and
-   * the two checkpoints (already checked to parse). The loader then reads none of them itself.
+   * What a LogManager read of the log directory once for all its partitions: the names in it that
+   * parse as this partition (the ambiguity check) and the two checkpoints (already checked to
+   * parse). The loader then reads none of them itself.
    */
   directory?: { names: readonly string[]; recoveryPoints: ReadonlyMap<string, number>; logStartOffsets: ReadonlyMap<string, number> };
 }

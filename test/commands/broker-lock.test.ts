@@ -12,26 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerLock } from '../../src/api.js';
 import { cli, run } from '../helpers/cli.js';
 import { cliPath, ensureBuilt } from '../helpers/build.js';
-import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
+import { makeTempDir, removeTempDirs, repoRoot, treeSnapshot } from '../helpers/fixtures.js';
 
 const hasJava = spawnSync('java', ['-version']).status === 0;
 if (!hasJava) console.log('broker-lock.test: skipped, `java` is not on PATH (a real JVM is needed to hold Kafka\'s lock)');
 const HOLDER = path.join(repoRoot, 'test', 'helpers', 'LockHolder.java');
-
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) {
-        out[`${path.relative(dir, p)}/`] = 'dir';
-        walk(p);
-      } else out[path.relative(dir, p)] = fs.readFileSync(p).toString('hex');
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 /** Starts the JVM holding DIR/.lock; resolves once it printed "locked". */
 async function startHolder(dir: string): Promise<ChildProcessWithoutNullStreams> {
@@ -79,7 +64,7 @@ describe.skipIf(!hasJava)('a Kafka broker (a real JVM) holding the log directory
   it('every writing command exits 1 naming the directory and changes nothing; read-only commands work', async () => {
     const holder = await startHolder(logDir);
     try {
-      const before = tree(logDir);
+      const before = treeSnapshot(logDir);
       const writers: string[][] = [
         ['append', partition, '--key', 'k', '--value', 'v'],
         ['append', path.join(logDir, 't-5'), '--key', 'k', '--value', 'v'],
@@ -94,7 +79,7 @@ describe.skipIf(!hasJava)('a Kafka broker (a real JVM) holding the log directory
         const r = await cli(...args);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(1);
         expect(r.stderr).toContain(`a Kafka broker holds ${logDir}`);
-        expect(tree(logDir), args.join(' ')).toEqual(before);
+        expect(treeSnapshot(logDir), args.join(' ')).toEqual(before);
       }
       const read = await cli('read', partition, '--json');
       expect(read.code, read.stderr).toBe(0);
@@ -111,7 +96,7 @@ describe.skipIf(!hasJava)('a Kafka broker (a real JVM) holding the log directory
         const r = await cli(...args);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       }
-      expect(tree(logDir)).toEqual(before);
+      expect(treeSnapshot(logDir)).toEqual(before);
     } finally {
       await stopHolder(holder);
     }

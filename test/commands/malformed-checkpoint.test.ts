@@ -9,23 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
 import { ensureBuilt } from '../helpers/build.js';
-import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
-
-/** path → bytes (hex) of every file under dir, and every directory name. */
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) {
-        out[`${path.relative(dir, p)}/`] = 'dir';
-        walk(p);
-      } else out[path.relative(dir, p)] = fs.readFileSync(p).toString('hex');
-    }
-  };
-  walk(dir);
-  return out;
-}
+import { makeTempDir, removeTempDirs, treeSnapshot } from '../helpers/fixtures.js';
 
 const WRITABLE: [string, (dir: string) => string[]][] = [
   ['append', (dir) => ['append', dir, '--key', 'k', '--value', 'v']],
@@ -68,11 +52,11 @@ describe('a malformed checkpoint of the log directory', () => {
       it(`${file}: ${name} stops with exit 3 naming the file and line ${line}, and changes no byte`, async () => {
         const dir = copyWith(file, content);
         const logDir = path.dirname(dir);
-        const before = tree(logDir);
+        const before = treeSnapshot(logDir);
         const r = await cli(...args(dir));
         expect(r.code, r.stderr).toBe(3);
         expect(r.stderr).toContain(`${path.join(logDir, file)}: line ${line}:`);
-        expect(tree(logDir)).toEqual(before);
+        expect(treeSnapshot(logDir)).toEqual(before);
       });
     }
   }
@@ -80,12 +64,12 @@ describe('a malformed checkpoint of the log directory', () => {
   it('read-only commands still work beside it and report it (exit 3)', async () => {
     const dir = copyWith('recovery-point-offset-checkpoint', '0\n2\nt 0 3\nt 1 x\n');
     const file = path.join(path.dirname(dir), 'recovery-point-offset-checkpoint');
-    const before = tree(path.dirname(dir));
+    const before = treeSnapshot(path.dirname(dir));
     const read = await cli('read', dir, '--json');
     expect(read.stdout.trim().split('\n').map((l) => JSON.parse(l).value)).toEqual(['v0', 'v1', 'v2']);
     expect(read.stderr).toContain(`${file}: unreadable checkpoint treated as empty: line 4:`);
     const segments = await cli('segments', dir);
     expect(segments.stdout.trim().split('\n').length).toBeGreaterThan(1); // a header and a row per segment
-    expect(tree(path.dirname(dir))).toEqual(before);
+    expect(treeSnapshot(path.dirname(dir))).toEqual(before);
   });
 });

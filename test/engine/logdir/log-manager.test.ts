@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Log, LogManager, LogtoolError } from '../../../src/api.js';
-import { fixturePath, makeTempDir, removeTempDirs, requireFixtures, segmentCases } from '../../helpers/fixtures.js';
+import { fixturePath, makeTempDir, removeTempDirs, requireFixtures, segmentCases, treeSnapshot } from '../../helpers/fixtures.js';
 
 afterAll(() => removeTempDirs());
 
@@ -26,21 +26,6 @@ function logDirsUnder(root: string): string[] {
   return out;
 }
 
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) {
-        out[`${path.relative(dir, p)}/`] = 'dir';
-        walk(p);
-      } else out[path.relative(dir, p)] = `${fs.statSync(p).size}:${fs.statSync(p).mtimeMs}`;
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 const value = (i: number) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`) });
 
 describe.runIf(requireFixtures(import.meta.url))('every broker log directory of the corpus', () => {
@@ -50,7 +35,7 @@ describe.runIf(requireFixtures(import.meta.url))('every broker log directory of 
       for (const src of logDirsUnder(fixturePath(c.case))) {
         const copy = path.join(makeTempDir('logtool-mgr-fixture-'), path.basename(src));
         fs.cpSync(src, copy, { recursive: true });
-        const before = tree(copy);
+        const before = treeSnapshot(copy);
         const m = await LogManager.open([copy], { readOnly: true });
         try {
           const names = m.allLogs().map((l) => path.basename(l.dir));
@@ -64,7 +49,7 @@ describe.runIf(requireFixtures(import.meta.url))('every broker log directory of 
         } finally {
           await m.close();
         }
-        expect(tree(copy), src).toEqual(before);
+        expect(treeSnapshot(copy), src).toEqual(before);
         dirs++;
       }
     }
@@ -95,7 +80,7 @@ async function manyPartitions(n: number): Promise<string> {
 describe('a log directory of many partitions', () => {
   it('1,000 partitions open read-only with 1 and with 2 threads with identical results, and close', async () => {
     const logDir = await manyPartitions(1000);
-    const before = tree(logDir);
+    const before = treeSnapshot(logDir);
     const results: unknown[] = [];
     for (const threads of [1, 2]) {
       const t0 = performance.now();
@@ -107,7 +92,7 @@ describe('a log directory of many partitions', () => {
       console.log(`LogManager read-only, 1,000 partitions, ${threads} thread(s): open ${openMs.toFixed(0)} ms`);
     }
     expect(results[1]).toEqual(results[0]);
-    expect(tree(logDir)).toEqual(before);
+    expect(treeSnapshot(logDir)).toEqual(before);
   }, 600_000);
 
   // Writable: every partition is recovered (half from offset 0) and fsynced; 200 keep it quick on a busy disk.
@@ -141,7 +126,7 @@ describe('LogManager rules', () => {
     const logDir = path.join(root, 'data');
     const m = await LogManager.open([logDir]);
     try {
-      const before = tree(root);
+      const before = treeSnapshot(root);
       for (const topic of ['../x', '/etc/passwd', 'a/b', 'x'.repeat(300), '..', '.', '', 'a\u0000b', 'ü']) {
         let err: unknown;
         try {
@@ -151,7 +136,7 @@ describe('LogManager rules', () => {
         }
         expect(err, topic).toBeInstanceOf(LogtoolError);
         expect((err as LogtoolError).exitCode, topic).toBe(2);
-        expect(tree(root), topic).toEqual(before);
+        expect(treeSnapshot(root), topic).toEqual(before);
       }
       expect(() => m.getOrCreateLog('ok', -1)).toThrow(/invalid partition number/);
       expect(m.getOrCreateLog('x'.repeat(249), 0).dir).toBe(path.join(logDir, `${'x'.repeat(249)}-0`));

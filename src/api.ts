@@ -37,4 +37,4 @@ export { decodeMetadataRecord, type MetadataRecord } from './engine/format/inter
 export { GroupStateBuilder, type GroupState, type CommittedOffset } from './engine/format/internal/group-state.js';
 export { kafkaJsonText, type KafkaJson } from './engine/format/internal/schema.js';
 export { BrokerLock } from './engine/logdir/broker-lock.js';
-export { LogManager, requireValidTopic, type LogManagerOptions, type LoadProgressEvent } from './engine/logdir/log-manager.js';
+export { LogManager, type LogManagerOptions, type LoadProgressEvent } from './engine/logdir/log-manager.js';

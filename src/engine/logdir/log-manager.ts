@@ -16,7 +16,7 @@ import path from 'node:path';
 import { realIO, removeTree, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import { Log, type LogOptions } from '../log/log.js';
-import { parseTopicPartition } from '../log/topic-partition.js';
+import { parseTopicPartition, requireValidTopicName } from '../log/topic-partition.js';
 import type { LoadOptions } from '../recovery/load-report.js';
 import type { LogWarning } from '../log/log-types.js';
 import type { LogConfig } from '../config.js';
@@ -61,18 +61,6 @@ interface DirState {
   isBroker: boolean;
   /** Partition directory names held by this directory (open logs). */
   partitions: Set<string>;
-}
-
-const MAX_TOPIC_LENGTH = 249;
-const TOPIC_CHARS = /^[a-zA-Z0-9._-]+$/;
-
-/** Kafka's Topic.validate: [a-zA-Z0-9._-], 1 to 249 characters, not `.` or `..`; a usage error otherwise. */
-export function requireValidTopic(topic: string): void {
-  const bad = (why: string) => new LogtoolError('usage', `invalid topic name ${JSON.stringify(topic.length > 80 ? `${topic.slice(0, 80)}…` : topic)}: ${why}`);
-  if (topic.length === 0) throw bad('it is empty');
-  if (topic === '.' || topic === '..') throw bad('"." and ".." are not topic names');
-  if (topic.length > MAX_TOPIC_LENGTH) throw bad(`it is ${topic.length} characters long; Kafka allows ${MAX_TOPIC_LENGTH}`);
-  if (!TOPIC_CHARS.test(topic)) throw bad('Kafka allows only ASCII letters, digits, ".", "_" and "-"');
 }
 
 function requirePartitionNumber(partition: number): void {
@@ -266,7 +254,7 @@ export class LogManager {
    * (Kafka's rule; the first given wins a tie). The topic name is checked as Kafka checks it.
    */
   getOrCreateLog(topic: string, partition: number): Log {
-    requireValidTopic(topic);
+    requireValidTopicName(topic);
     requirePartitionNumber(partition);
     const existing = this.getLog(topic, partition);
     if (existing) return existing;

@@ -17,6 +17,7 @@ import { Log } from '../engine/log/log.js';
 import { endDanglingTransactions, isLogtoolProducerId } from '../engine/partition-state/log-transaction.js';
 import { scanProducerState } from '../engine/partition-state/isolation.js';
 import { DirectoryLock } from '../engine/log/lock.js';
+import { requireWritableCheckpoints } from '../engine/logdir/dir-checkpoints.js';
 import { requireTopicPartition } from '../engine/log/topic-partition.js';
 import { resolveConfig } from '../engine/config.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
@@ -220,6 +221,9 @@ Examples:
       const progress = startProgress(`recovering ${dir}`, opts.progress !== false);
       const onProgress = progressReporter(progress);
       let result: { report: LoadReport; warnings: string[] };
+      // A repair checkpoints the recovery point: a malformed checkpoint stops it before anything
+      // changes, with the checkpoint's own error (exit 3), like every writable command.
+      if (!opts.dryRun) requireWritableCheckpoints(realIO, path.dirname(path.resolve(dir)));
       try {
         result = opts.dryRun ? dryRun(dir, opts, onProgress) : await recoverForReal(dir, opts, onProgress);
       } catch (e) {

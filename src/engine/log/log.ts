@@ -16,18 +16,9 @@ import type { LogSegment } from '../segment/segment.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import { loadLog, type LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
-import {
-  LOG_START_OFFSET_CHECKPOINT,
-  RECOVERY_POINT_CHECKPOINT,
-  formatOffsetCheckpoint,
-  parseOffsetCheckpointTolerant,
-  readOffsetCheckpointTolerant,
-  restoreCleanShutdownMarker,
-  rewriteFileAsync,
-  setOffsetEntry,
-  tpKey,
-  updateOffsetCheckpoint,
-} from '../checkpoint.js';
+import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '../checkpoint.js';
+import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint, updateDirCheckpointAsync } from '../logdir/dir-checkpoints.js';
+import { closeWriterAndMaybeMark, markerSeenByProcess, noteWriterGone, noteWriterOpened } from '../logdir/clean-shutdown.js';
 import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
@@ -75,8 +66,6 @@ export class Log {
   private closed = false;
   private readonly onWarning: (w: LogWarning) => void;
   readonly loadReport: LoadReport;
-  /** The clean-shutdown marker's content when this log opened (kept when close restores it). */
-  private readonly markerAtOpen: Buffer | undefined;
 
   private constructor(init: LogInit) {
     this.dir = init.dir;
@@ -93,7 +82,6 @@ export class Log {
     this.lastCheckpointedRecoveryPoint = init.recoveryPoint;
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
-    this.markerAtOpen = init.markerAtOpen;
     const writeSide = wireWriteSide(
       {
         io: this.io,
@@ -138,6 +126,9 @@ export class Log {
       if (!st) throw new LogtoolError('not-found', 'no such directory', { file: dir });
     } else {
       tp = requireTopicPartition(resolved);
+      // The directory's shared checkpoints must be readable before anything changes (dir-checkpoints.ts);
+      // a LogManager checked them once for the whole directory.
+      if (!options.recovery?.directory) requireWritableCheckpoints(io, path.dirname(resolved));
       if (!st) {
         if (options.create === false) throw new LogtoolError('not-found', 'no such directory', { file: dir });
         requireCanonicalNameToCreate(resolved, tp);
@@ -150,7 +141,8 @@ export class Log {
       const remembered = loadRememberedConfig(io, resolved);
       const config = resolveConfig(remembered, options.config);
       if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
-      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, ...options.recovery });
+      const directoryMarker = readOnly ? undefined : markerSeenByProcess(path.dirname(resolved));
+      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, ...options.recovery });
       if (!readOnly) {
         // After a kill -9 the page cache may still hold data that never reached the disk. Sync
         // what lies past the recovery point once, so the flushed position reported from this open
@@ -159,7 +151,7 @@ export class Log {
         for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
         io.syncDir(resolved);
       }
-      return new Log({
+      const log = new Log({
         dir: resolved,
         tp,
         config,
@@ -172,11 +164,12 @@ export class Log {
         recoveryPoint: loaded.recoveryPoint,
         onWarning,
         loadReport: loaded.report,
-        markerAtOpen: loaded.markerContent,
         thoroughFlushIntervalMs: options.thoroughFlushIntervalMs,
         retentionCheckIntervalMs: options.retentionCheckIntervalMs,
         cleanerCheckIntervalMs: options.cleanerCheckIntervalMs,
       });
+      if (!readOnly) noteWriterOpened(resolved, loaded.markerContent);
+      return log;
     } catch (e) {
       lock?.release();
       throw e;
@@ -290,11 +283,7 @@ export class Log {
     if (!this.topicPartition) return;
     const key = tpKey(this.topicPartition.topic, this.topicPartition.partition);
     const rp = this.recoveryPoint;
-    const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
-    await rewriteFileAsync(this.io, file, (current) => {
-      const cp = parseOffsetCheckpointTolerant(current, file);
-      return setOffsetEntry(cp, key, rp) ? formatOffsetCheckpoint(cp) : undefined;
-    });
+    await updateDirCheckpointAsync(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, key, rp);
     this.lastCheckpointedRecoveryPoint = rp;
   }
 
@@ -303,8 +292,7 @@ export class Log {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
     const rp = this.recoveryPoint;
-    const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
-    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), rp));
+    updateDirCheckpoint(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, tpKey(tp.topic, tp.partition), rp);
     this.lastCheckpointedRecoveryPoint = rp;
   }
 
@@ -312,10 +300,9 @@ export class Log {
   writeLogStartOffset(): void {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
-    const file = path.join(this.logDir, LOG_START_OFFSET_CHECKPOINT);
     const lso = this.logStartOffset;
     const needed = lso > this.segments[0]!.baseOffset;
-    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), needed ? lso : undefined));
+    updateDirCheckpoint(this.io, this.logDir, LOG_START_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), needed ? lso : undefined);
   }
 
   /**
@@ -462,15 +449,14 @@ export class Log {
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
   readCleanerCheckpoint(): number | undefined {
     if (!this.topicPartition) return undefined;
-    const cp = readOffsetCheckpointTolerant(this.io, path.join(this.logDir, CLEANER_OFFSET_CHECKPOINT));
+    const cp = readDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT);
     return cp.get(tpKey(this.topicPartition.topic, this.topicPartition.partition));
   }
 
   writeCleanerCheckpoint(offset: number): void {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
-    const file = path.join(this.logDir, CLEANER_OFFSET_CHECKPOINT);
-    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), offset));
+    updateDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), offset);
   }
 
   /**
@@ -550,11 +536,12 @@ export class Log {
         this.flusher.markFlushedAt(this.committedNextOffset);
         this.writeRecoveryPoint();
         if (this.logStartOffset > this.segments[0]!.baseOffset) this.writeLogStartOffset();
-        this.writeCleanShutdownMarker();
+        closeWriterAndMaybeMark(this.io, this.dir);
       }
     } catch (e) {
       firstError = e;
     }
+    noteWriterGone(this.dir); // a failed close leaves the marker to the directory's other writers: absent
     // Whatever failed above, every descriptor is closed and the lock released; the first failure
     // is the one reported.
     this.pipeline?.close();
@@ -584,11 +571,6 @@ export class Log {
     }
   }
 
-  /** The clean-shutdown marker on close: whether, and with what content, is checkpoint.ts's rule. */
-  private writeCleanShutdownMarker(): void {
-    restoreCleanShutdownMarker(this.io, this.dir, this.loadReport.markerFound ? (this.markerAtOpen ?? Buffer.alloc(0)) : undefined);
-  }
-
   /** Simulates a crash for tests: drops locks and fds without flushing or trimming. */
   abandon(): void {
     this.pipeline?.close();
@@ -597,6 +579,7 @@ export class Log {
     this.changes.dropPendingDeletions();
     this.closed = true;
     for (const s of this.segments) s.closeQuietly();
+    if (!this.readOnly) noteWriterGone(this.dir);
     this.lock?.release();
   }
 

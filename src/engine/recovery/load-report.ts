@@ -92,6 +92,17 @@ export interface LoadOptions {
   /** Compute the report of a full (non-read-only) load without changing anything. */
   dryRun?: boolean;
   onProgress?: (p: LoadProgress) => void;
+  /**
+   * The log directory's clean-shutdown marker as another writer of this process already read (and
+   * deleted) it; the loader then does not read the file (logdir/clean-shutdown.ts).
+   */
+  directoryMarker?: { content: Buffer | undefined };
+  /**
+   * What a LogManager read of the log directory once for all its partitions: the names in it that
+   * parse as this partition (the ambiguity check) and the two checkpoints (already checked to
+   * parse). The loader then reads none of them itself.
+   */
+  directory?: { names: readonly string[]; recoveryPoints: ReadonlyMap<string, number>; logStartOffsets: ReadonlyMap<string, number> };
 }
 
 export interface LoadResult {

@@ -51,7 +51,7 @@ export type { DroppedFileReport, IndexProblemReport, LoadOptions, LoadProgress, 
 
 export function loadLog(opts: LoadOptions): LoadResult {
   // Checkpoint entries are keyed by topic and partition number: refuse a second directory naming it.
-  if (opts.tp) requireUnambiguousPartition(opts.dir, opts.tp, opts.io.readdir(path.dirname(opts.dir)));
+  if (opts.tp) requireUnambiguousPartition(opts.dir, opts.tp, opts.directory?.names ?? opts.io.readdir(path.dirname(opts.dir)));
   return new LogLoader(opts).load();
 }
 

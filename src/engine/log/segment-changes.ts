@@ -15,6 +15,7 @@ import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, typ
 import { swapSegments, type RemovedFile, type StepHook } from '../cleaner/swap.js';
 import { beginChange, endChange } from '../cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
+import { followLogEnds } from '../partition-state/log-ends.js';
 import type { LogSegments } from './log-segments.js';
 import type { LogWarning } from './log-types.js';
 
@@ -126,6 +127,8 @@ export class SegmentChanges {
       this.host.setLogStartOffset(Math.max(plan.logStartOffset, segments.first!.baseOffset));
       report.logStartOffsetAfter = this.host.logStartOffset();
       this.host.writeLogStartOffset();
+      // Kafka: leaderEpochCache.truncateFromStart and the snapshots below the new log start.
+      if (report.logStartOffsetAfter > report.logStartOffsetBefore) report.partitionState = followLogEnds(io, dir, { logStartOffset: report.logStartOffsetAfter });
       this.scheduleRemoval(doomed, deleted, opts.deleteDelayMs ?? this.host.config.fileDeleteDelayMs);
     } finally {
       endChange(io, dir, token);

@@ -105,7 +105,11 @@ export class SegmentChanges {
     const { io, dir, segments } = this.host;
     const report = this.report(plan, rules, opts);
     const raisesStart = plan.logStartOffset > this.host.logStartOffset();
-    if (opts.dryRun || (plan.deletions.length === 0 && !raisesStart)) return report;
+    if (plan.deletions.length === 0 && !raisesStart) return report;
+    if (opts.dryRun) {
+      report.partitionState = followLogEnds(io, dir, { logStartOffset: report.logStartOffsetAfter }, { dryRun: true });
+      return report;
+    }
     const token = beginChange(io, dir);
     try {
       if (plan.rollFirst) this.host.roll(rules.logEndOffset);

@@ -94,6 +94,11 @@ describe('commands that move the log ends', () => {
 
   it('delete-records --before-offset 1200 moves epoch 72 up to 1200 and removes snapshot 1124', async () => {
     const dir = copy();
+    const dry = await cli('delete-records', dir, '--before-offset', '1200', '--dry-run', '--json');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(JSON.parse(dry.stdout).partitionState.leaderEpochs.after[0]).toEqual({ epoch: 72, startOffset: 1200 });
+    expect(snapshots(dir)).toEqual([SNAP(1124), SNAP(1333), SNAP(1406)]);
+    expect(epochFile(dir).split('\n')[1]).toBe('33');
     const r = await cli('delete-records', dir, '--before-offset', '1200', '--json');
     expect(r.code, r.stderr).toBe(0);
     expect(epochFile(dir)).toBe(checkpointText([[72, 1200], [74, 1326], [76, 1332], [78, 1333]]));

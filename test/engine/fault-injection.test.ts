@@ -206,6 +206,8 @@ describe('every I/O call fails once', () => {
       const scratch = path.join(root, 'scratch');
       fs.mkdirSync(scratch);
       const template = path.join(root, 'template');
+      // append creates the partition directory, never the log directory it goes in.
+      fs.mkdirSync(template);
       await w.setup(path.join(template, PARTITION), scratch);
 
       const fresh = (name: string): string => {

@@ -17,9 +17,8 @@
 import path from 'node:path';
 import type { FileIO } from '../io.js';
 import { formatCheckpoint, writeFileAtomic } from '../checkpoint.js';
-import { parseBaseOffset } from '../segment/segment-files.js';
 import { LEADER_EPOCH_CHECKPOINT, readLeaderEpochCheckpoint, type LeaderEpochEntry } from './leader-epochs.js';
-import { PRODUCER_SNAPSHOT_SUFFIX } from './producer-snapshot.js';
+import { listProducerSnapshots } from './snapshot-files.js';
 
 /** LeaderEpochFileCache.truncateFromEnd: entries starting at or above `endOffset` go. */
 export function truncateEpochsFromEnd(entries: readonly LeaderEpochEntry[], endOffset: number): LeaderEpochEntry[] {
@@ -42,22 +41,6 @@ export function truncateEpochsFromStart(entries: readonly LeaderEpochEntry[], st
 /** The checkpoint text Kafka's LeaderEpochCheckpointFile writes: version 0, `epoch startOffset` lines. */
 export function formatLeaderEpochCheckpoint(entries: readonly LeaderEpochEntry[]): string {
   return formatCheckpoint(entries.map((e) => [String(e.epoch), String(e.startOffset)]));
-}
-
-export interface ProducerSnapshotFile {
-  offset: number;
-  file: string;
-}
-
-/** The `<offset>.snapshot` files of a partition directory, lowest offset first. */
-export function listProducerSnapshots(io: FileIO, dir: string): ProducerSnapshotFile[] {
-  const out: ProducerSnapshotFile[] = [];
-  for (const name of io.readdir(dir)) {
-    if (!name.endsWith(PRODUCER_SNAPSHOT_SUFFIX) || name.length !== 20 + PRODUCER_SNAPSHOT_SUFFIX.length) continue;
-    const offset = parseBaseOffset(name);
-    if (offset !== undefined) out.push({ offset, file: path.join(dir, name) });
-  }
-  return out.sort((a, b) => a.offset - b.offset);
 }
 
 /** The log's new ends; an end left undefined did not move. */

@@ -71,6 +71,10 @@ describe('commands that move the log ends', () => {
     const dir = copy();
     // Batch 1326 starts at byte 49311 of segment 1124 (129-byte batches around it): tear it.
     fs.truncateSync(path.join(dir, '00000000000000001124.log'), 49311 + 50);
+    const text = await cli('recover', dir, '--full', '--dry-run');
+    expect(text.stdout).toContain('would truncate  leader-epoch-checkpoint: epochs ');
+    expect(text.stdout).toContain(' 72@1197 74@1326 76@1332 78@1333 → ');
+    expect(text.stdout).toContain('would remove  00000000000000001406.snapshot');
     const dry = await cli('recover', dir, '--full', '--dry-run', '--json');
     expect(dry.code, dry.stderr).toBe(3);
     expect(JSON.parse(dry.stdout).partitionState.snapshotsRemoved.map((f: string) => path.basename(f))).toEqual([SNAP(1333), SNAP(1406)]);
@@ -84,6 +88,7 @@ describe('commands that move the log ends', () => {
     expect(epochFile(dir)).toBe(`0\n30\n${kept.map((l) => `${l}\n`).join('')}`);
     expect(snapshots(dir)).toEqual([SNAP(1124)]);
     expect(report.partitionState.leaderEpochs.after).toHaveLength(30);
+    expect(report.partitionState.leaderEpochs.before).toHaveLength(33);
     // Run again: the ends do not move, nothing is written.
     const stamps = fileStamps(dir);
     const again = await cli('recover', dir, '--full', '--json');

@@ -254,25 +254,18 @@ async function rawRandomRead(ctx: BenchContext): Promise<ScenarioResult> {
 /** Bytes of 1 KiB-record scenarios: an eighth of the records, so both write about the same volume. */
 export const kibRecords = (ctx: BenchContext): number => Math.max(1000, Math.floor(ctx.records / 8));
 
+/** A raw loop with fs.fdatasync through the thread pool, judged against its synchronous twin: the ratio is what the hop costs. */
+function hopCost(name: string, synchronous: string, description: string, run: BenchScenario['run']): BenchScenario {
+  return { name, baselineName: synchronous, ratioMetric: 'recordsPerSec', description: `${description} (what the hop costs)`, run };
+}
+
 export const baselines: BenchScenario[] = [
   { name: 'raw-write-100B', baseline: true, description: '100 B length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 100, ctx.records) },
   { name: 'raw-write-1KiB', baseline: true, description: '1 KiB length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 1024, kibRecords(ctx)) },
   { name: 'raw-write-fdatasync', baseline: true, description: 'write one 100 B record + fdatasync, repeated', run: (ctx) => rawWriteFdatasync(ctx) },
-  {
-    name: 'raw-write-fdatasync-async',
-    baselineName: 'raw-write-fdatasync', // judged against the synchronous call: the ratio is what the hop costs
-    ratioMetric: 'recordsPerSec',
-    description: 'write one 100 B record + fs.fdatasync through the thread pool, repeated (what the hop costs)',
-    run: (ctx) => rawWriteFdatasync(ctx, true),
-  },
+  hopCost('raw-write-fdatasync-async', 'raw-write-fdatasync', 'write one 100 B record + fs.fdatasync through the thread pool, repeated', (ctx) => rawWriteFdatasync(ctx, true)),
   { name: 'raw-fdatasync-per-1000', baseline: true, description: '1000 records through the 64 KiB buffer, then fdatasync', run: (ctx) => rawFdatasyncPer1000(ctx) },
-  {
-    name: 'raw-fdatasync-per-1000-async',
-    baselineName: 'raw-fdatasync-per-1000', // judged against the synchronous call: the ratio is what the hop costs
-    ratioMetric: 'recordsPerSec',
-    description: 'the same with fs.fdatasync through the thread pool (what the hop costs)',
-    run: (ctx) => rawFdatasyncPer1000(ctx, true),
-  },
+  hopCost('raw-fdatasync-per-1000-async', 'raw-fdatasync-per-1000', 'the same with fs.fdatasync through the thread pool', (ctx) => rawFdatasyncPer1000(ctx, true)),
   { name: 'raw-read-crc', baseline: true, description: 'read the data set in 1 MiB chunks, CRC-32C of every batch', run: rawReadCrc },
   { name: 'raw-random-read', baseline: true, description: 'pread one batch at a random position, CRC-32C', run: rawRandomRead },
 ];

@@ -77,14 +77,14 @@ function processResult(run: ProcessRun, records: number, bytes: number, what: st
 }
 
 async function pipeIn(ctx: BenchContext, input: string, args: string[], what: string): Promise<ScenarioResult> {
-  const run = await runNode(args, { inputFile: input, measureRss: true });
+  const run = await runNode(args, { inputFile: input, peakRssIn: ctx.dir });
   ctx.progress(1);
   return processResult(run, ctx.records, fs.statSync(input).size, what);
 }
 
 async function pipeOut(ctx: BenchContext, args: (logDir: string, records: number) => string[], what: string): Promise<ScenarioResult> {
   const ds = await dataset(ctx);
-  const run = await runNode(args(ds.dir, ds.records), { measureRss: true });
+  const run = await runNode(args(ds.dir, ds.records), { peakRssIn: ctx.dir });
   ctx.progress(1);
   return processResult(run, ds.records, run.stdoutBytes, what);
 }

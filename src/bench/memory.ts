@@ -48,7 +48,7 @@ async function memoryLog(ctx: BenchContext): Promise<{ dir: string; records: num
 }
 
 async function peakOf(ctx: BenchContext, args: string[], records: number, bytes: number, inputFile?: string): Promise<ScenarioResult> {
-  const run = await runNode(args, { measureRss: true, ...(inputFile ? { inputFile } : {}) });
+  const run = await runNode(args, { peakRssIn: ctx.dir, ...(inputFile ? { inputFile } : {}) });
   ctx.progress(1);
   if (run.peakRssMB === undefined) throw new Error(`no peak RSS reported by ${args.join(' ')}`);
   return { ...singleRunResult({ records, bytes, seconds: run.ms / 1000 }, 'whole process'), peakRssMB: run.peakRssMB };

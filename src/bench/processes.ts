@@ -6,7 +6,6 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nowMs } from './types.js';
@@ -15,26 +14,30 @@ import { nowMs } from './types.js';
 export const cliPath = fileURLToPath(new URL('../cli.js', import.meta.url));
 const peakRssPreload = fileURLToPath(new URL('./peak-rss.js', import.meta.url));
 export const PEAK_RSS_FILE_ENV = 'LOGTOOL_BENCH_PEAK_RSS_FILE';
+let rssFiles = 0;
 
 export interface ProcessRun {
   /** Wall time from spawn until exit with stdout drained. */
   ms: number;
   /** Bytes the process wrote on stdout. */
   stdoutBytes: number;
-  /** Peak resident set in MiB, when asked for (measureRss). */
+  /** Peak resident set in MiB, when asked for (peakRssIn). */
   peakRssMB?: number;
 }
 
 export interface ProcessOptions {
   /** A file whose bytes are written into the child's stdin, a pipe; stdin is empty otherwise. */
   inputFile?: string;
-  /** Preload peak-rss.js and return the child's peak RSS. */
-  measureRss?: boolean;
+  /**
+   * Preload peak-rss.js and return the child's peak RSS, passed through a file in this directory
+   * (the scenario's scratch directory, removed with it: nothing left in the OS temp dir).
+   */
+  peakRssIn?: string;
 }
 
 /** Runs `node <args>`; rejects naming the command and its stderr when it exits non-zero. */
 export function runNode(args: readonly string[], opts: ProcessOptions = {}): Promise<ProcessRun> {
-  const rssFile = opts.measureRss ? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'logtool-bench-rss-')), 'rss') : undefined;
+  const rssFile = opts.peakRssIn === undefined ? undefined : path.join(opts.peakRssIn, `peak-rss-${process.pid}-${++rssFiles}`);
   const nodeArgs = rssFile ? ['--import', peakRssPreload, ...args] : [...args];
   const env = { ...process.env, NO_COLOR: '1', CI: '1', ...(rssFile ? { [PEAK_RSS_FILE_ENV]: rssFile } : {}) };
   return new Promise<ProcessRun>((resolve, reject) => {
@@ -62,7 +65,7 @@ export function runNode(args: readonly string[], opts: ProcessOptions = {}): Pro
         } catch {
           peakRssMB = undefined;
         }
-        fs.rmSync(path.dirname(rssFile), { recursive: true, force: true });
+        fs.rmSync(rssFile, { force: true });
       }
       if (code !== 0) reject(new Error(`node ${args.map((a) => path.basename(a)).join(' ')} exited ${signal ?? code}: ${stderr.trim().split('\n')[0] ?? ''}`));
       else resolve({ ms, stdoutBytes, ...(peakRssMB !== undefined ? { peakRssMB } : {}) });

@@ -25,6 +25,7 @@ import {
   int64Timestamp,
   type Encoding,
 } from './shared.js';
+import { isLogDirPath, partitionDirIn } from './logdir-runner.js';
 
 /** Per-record overhead bound used to keep a batch under max.message.bytes. */
 const RECORD_OVERHEAD_BOUND_BYTES = 21 + 10;
@@ -45,6 +46,8 @@ interface AppendOpts {
   compression?: string;
   ackBeforeSync?: boolean;
   stats?: boolean;
+  topic?: string;
+  partition?: number;
   progress?: boolean;
   [k: string]: unknown;
 }
@@ -52,7 +55,9 @@ interface AppendOpts {
 export function appendCommand(): Command {
   const cmd = new Command('append')
     .description('append records to a partition directory (created if missing; its parent must exist)')
-    .argument('<dir>', 'partition directory, named <topic>-<partition>')
+    .argument('<dir>', 'partition directory named <topic>-<partition>, or a log directory with --topic and --partition')
+    .option('--topic <name>', "log directory: the partition's topic (Kafka's rule: [a-zA-Z0-9._-], at most 249 characters)")
+    .option('--partition <n>', 'log directory: the partition number; <dir>/<topic>-<n> is created if missing', parseInteger('--partition', 0))
     .option('-k, --key <key>', 'record key (omit for a null key)')
     .option('-v, --value <value>', 'record value')
     .option('-H, --header <k=v>', 'record header, repeatable', (v: string, acc: string[]) => acc.concat(v), [] as string[])
@@ -75,9 +80,13 @@ Examples:
   logtool append logdata/demo-0 --key user1 --value hello --header source=cli
   printf 'a\\nb\\nc\\n' | logtool append logdata/demo-0 --lines --json
   logtool read logdata/demo-0 --json | logtool append logdata/copy-0
-  logtool append logdata/demo-0 --input records.ndjson --flush async --segment-bytes 1048576`,
+  logtool append logdata/demo-0 --input records.ndjson --flush async --segment-bytes 1048576
+  logtool append logdata --topic orders --partition 3 --value hello    # logdata/orders-3`,
   );
-  cmd.action(async (dir: string, opts: AppendOpts) => {
+  cmd.action(async (given: string, opts: AppendOpts) => {
+    const named = opts.topic !== undefined || opts.partition !== undefined;
+    if (!named && realIO.stat(given)?.isDirectory && isLogDirPath(given)) throw new LogtoolError('usage', 'is a log directory: name the partition with --topic and --partition', { file: given });
+    const dir = named ? partitionDirIn(given, opts.topic, opts.partition) : given;
     const encoding = parseEncoding(opts.encoding);
     const out = new Output();
     const compression = opts.compression ? parseCompression(opts.compression) : undefined;

@@ -24,8 +24,14 @@ import { startProgress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions, openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes } from './recover.js';
 import { closeAfter } from './close-after.js';
+import { warn } from '../render/output.js';
+import type { LogConfig } from '../engine/config.js';
+import { parseTopicPartition } from '../engine/log/topic-partition.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { addConfigOption, effectiveConfig, partitionConfig, type ConfigSource } from './topic-configs.js';
 
-interface CompactOpts {
+interface CompactOpts extends LogDirOptions {
+  config?: Partial<LogConfig>;
   dryRun?: boolean;
   json?: boolean;
   fromStart?: boolean;
@@ -41,7 +47,7 @@ interface CompactOpts {
 export function compactCommand(): Command {
   const cmd = new Command('compact')
     .description("compact a partition directory by Kafka's cleaner rules: keep the latest record per key")
-    .argument('<dir>', 'partition directory, named <topic>-<partition>')
+    .argument('<dir>', 'partition directory named <topic>-<partition>, or a log directory (every partition, or those selected)')
     .option('--dry-run', 'report how many records and bytes would be removed; change nothing')
     .option('--json', 'print the report as one JSON object')
     .option('--from-start', 'ignore cleaner-offset-checkpoint: treat the whole log as dirty (re-clean from the log start offset)')
@@ -52,6 +58,7 @@ export function compactCommand(): Command {
     .option('--if-needed', "compact only when Kafka's cleaner would: dirty ratio above min.cleanable.dirty.ratio, or a dirty record older than max.compaction.lag.ms")
     .option('--no-progress', 'no progress spinner on a terminal');
   addTopicConfigOptions(cmd);
+  addConfigOption(addLogDirOptions(cmd));
   cmd.addHelpText(
     'after',
     `
@@ -64,37 +71,30 @@ next run only maps what was appended since (use --from-start to re-clean everyth
 Records without a key cannot be compacted: the command lists them and stops without changing
 anything. Replaced segment files are deleted unless --keep-removed is given; the report lists them.
 
+Given a log directory, the partitions whose cleanup.policy includes compact are compacted, the
+others skipped with a notice, as Kafka's cleaner picks them. In a broker's log directory (it holds
+meta.properties) a partition's configs are --config key=value and the config flags, its remembered
+logtool.properties, or Kafka's built-in ones for __consumer_offsets and __transaction_state
+(cleanup.policy=compact); a partition whose config is unknown is skipped, never defaulted.
+
 Examples:
   logtool compact logdata/users-0 --dry-run
   logtool compact logdata/users-0 --delete-retention-ms 3600000 --json | jq .recordsRemoved
   logtool compact /var/lib/kafka/__consumer_offsets-12 --keep-removed /tmp/removed
   logtool compact logdata/users-0 --max-memory 33554432 --from-start
-  logtool compact logdata/users-0 --if-needed --min-cleanable-dirty-ratio 0.3 --json | jq .needed`,
+  logtool compact logdata/users-0 --if-needed --min-cleanable-dirty-ratio 0.3 --json | jq .needed
+  logtool compact /var/lib/kafka/data --topic __consumer_offsets --if-needed --dry-run`,
   );
   cmd.action(async (dir: string, opts: CompactOpts) => {
+    if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'compact --dry-run' : 'compact', dir, opts, ['config', 'cleanup.policy', 'records removed', 'bytes removed', 'segments'], (t) => compactPartition(t, opts), opts.dryRun ? 'read' : 'write');
+    rejectSelection(dir, opts);
     const out = new Output();
-    const counter: WarningCounter = { count: 0 };
-    const config = configFromOptions(opts);
     const progress = startProgress(`compacting ${dir}`, opts.progress !== false && !opts.json);
-    const log = opts.dryRun ? await Log.openStable(dir, { config }) : openLog(dir, { config, create: false }, counter);
-    let report: CleanReport | undefined;
-    let schedule: CompactionSchedule | undefined;
+    let r: CompactOutcome;
     try {
-      await closeAfter(log, async () => {
-        if (opts.ifNeeded) schedule = log.compactionSchedule({ nowMs: opts.now, fromStart: opts.fromStart });
-        if (!schedule || schedule.needed) report = await log.compact({
-          dryRun: opts.dryRun,
-          fromStart: opts.fromStart,
-          maxMemoryBytes: opts.maxMemory,
-          offsetMapBytes: opts.offsetMapBytes,
-          nowMs: opts.now,
-          keepRemovedDir: opts.keepRemoved,
-          deleteDelayMs: 0, // from the CLI the replaced files go at once (Kafka: file.delete.delay.ms)
-          onProgress: (p) => {
-            progress.update(describeProgress(dir, p));
-            progress.count(p.bytesDone, p.bytesTotal);
-          },
-        });
+      r = await compactOn(dir, parseTopicPartition(dir)?.topic ?? '', opts, (p) => {
+        progress.update(describeProgress(dir, p));
+        progress.count(p.bytesDone, p.bytesTotal);
       });
     } catch (caught) {
       progress.stop();
@@ -106,16 +106,82 @@ Examples:
       throw e;
     }
     progress.stop();
-    const decision = schedule && { needed: schedule.needed, dirtyRatio: schedule.dirtyRatio, reason: schedule.reason, compacted: Boolean(report), schedule };
-    if (opts.json) await out.json({ ok: true, ...decision, ...(report ?? { dir: log.dir, dryRun: Boolean(opts.dryRun) }) });
+    if ('skipped' in r) {
+      warn(`${dir}: ${r.skipped}`);
+      if (opts.json) await out.json({ ok: true, dir, skipped: true, notice: r.skipped });
+      await out.flush();
+      return;
+    }
+    const { report, schedule } = r;
+    const decision = decisionOf(schedule, report);
+    if (opts.json) await out.json({ ok: true, ...decision, ...(report ?? { dir: r.dir, dryRun: Boolean(opts.dryRun) }) });
     else {
-      if (schedule) await out.line(`${schedule.needed ? 'Compaction needed' : 'Compaction not needed'} for ${log.dir}: ${schedule.reason}`);
+      if (schedule) await out.line(`${schedule.needed ? 'Compaction needed' : 'Compaction not needed'} for ${r.dir}: ${schedule.reason}`);
       if (report) for (const l of renderCompactReport(report)) await out.line(l);
     }
     await out.flush();
-    if (counter.count > 0) process.exitCode = 3;
+    if (r.warnings > 0) process.exitCode = 3;
   });
   return cmd;
+}
+
+/** What --if-needed decided, for the JSON report. */
+const decisionOf = (schedule: CompactionSchedule | undefined, report: CleanReport | undefined) =>
+  schedule && { needed: schedule.needed, dirtyRatio: schedule.dirtyRatio, reason: schedule.reason, compacted: Boolean(report), schedule };
+
+type CompactOutcome = { dir: string; report?: CleanReport; schedule?: CompactionSchedule; source: ConfigSource; cleanupPolicy: string; warnings: number } | { skipped: string };
+
+/**
+ * Compaction of one partition with its topic configs (topic-configs.ts). Over a log directory
+ * (`onlyCompacted`) a partition whose cleanup.policy has no compact is skipped, as Kafka's cleaner
+ * skips it; a single partition is compacted because it was asked for. Nothing is remembered in a
+ * broker's partitions.
+ */
+async function compactOn(dir: string, topic: string, opts: CompactOpts, onProgress: (p: CleanProgress) => void, onlyCompacted = false): Promise<CompactOutcome> {
+  const pc = partitionConfig(dir, topic, configFromOptions(opts), opts.config ?? {});
+  if ('skip' in pc) return { skipped: pc.skip };
+  const config = pc.config;
+  // Decided before opening: a writable open and close would rewrite the active segment's indexes.
+  const policy = effectiveConfig(dir, pc).cleanupPolicy;
+  if (onlyCompacted && !cleanupPolicy(policy).compact) {
+    return { skipped: `cleanup.policy ${policy}: Kafka's cleaner does not compact it (give --cleanup-policy compact to compact anyway)` };
+  }
+  const counter: WarningCounter = { count: 0 };
+  const log = opts.dryRun ? await Log.openStable(dir, { config }) : openLog(dir, { config, create: false, rememberConfig: !pc.broker }, counter);
+  let report: CleanReport | undefined;
+  let schedule: CompactionSchedule | undefined;
+  await closeAfter(log, async () => {
+    if (opts.ifNeeded) schedule = log.compactionSchedule({ nowMs: opts.now, fromStart: opts.fromStart });
+    if (!schedule || schedule.needed) report = await log.compact({
+      dryRun: opts.dryRun,
+      fromStart: opts.fromStart,
+      maxMemoryBytes: opts.maxMemory,
+      offsetMapBytes: opts.offsetMapBytes,
+      nowMs: opts.now,
+      keepRemovedDir: opts.keepRemoved,
+      deleteDelayMs: 0, // from the CLI the replaced files go at once (Kafka: file.delete.delay.ms)
+      onProgress,
+    });
+  });
+  return { dir: log.dir, report, schedule, source: pc.source, cleanupPolicy: log.config.cleanupPolicy, warnings: counter.count };
+}
+
+async function compactPartition(t: PartitionTarget, opts: CompactOpts): Promise<PartitionResult> {
+  let r: CompactOutcome;
+  try {
+    r = await compactOn(t.dir, t.topic, opts, () => {}, true);
+  } catch (e) {
+    throw withFlagNames(e);
+  }
+  if ('skipped' in r) return { outcome: 'skipped', fields: { skipped: true }, cells: [], note: r.skipped };
+  const { report, schedule } = r;
+  const decision = decisionOf(schedule, report);
+  return {
+    outcome: r.warnings > 0 ? 'problem' : 'ok',
+    fields: { ...decision, ...(report ?? { dryRun: Boolean(opts.dryRun) }), configSource: r.source },
+    cells: [r.source, r.cleanupPolicy, report?.recordsRemoved ?? 0, report?.bytesRemoved ?? 0, report ? `${report.segmentsBefore} → ${report.segmentsAfter}` : (schedule?.reason ?? '-')],
+    ...(r.warnings > 0 ? { note: 'warnings when opened (see stderr)' } : {}),
+  };
 }
 
 /** The cleaner options the command takes from flags. */

@@ -14,12 +14,9 @@ import type { Timestamp } from '../engine/format/record-batch.js';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey } from '../engine/checkpoint.js';
-import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { classifyEntry, isBrokerLogDir, isKafkaEntry, isPartitionDir, listLogDir, type LogDirEntry } from '../engine/logdir/entries.js';
 import { openLog, type WarningCounter } from './shared.js';
-
-/** Kafka's internal topics are compacted whatever a broker's defaults say. */
-const INTERNAL_COMPACTED = new Set(['__consumer_offsets', '__transaction_state']);
+import { cleanupPolicyOf } from './topic-configs.js';
 
 interface PartitionRow {
   logDir: string;
@@ -45,23 +42,11 @@ interface ListedDir {
   others: LogDirEntry[];
 }
 
-function cleanupPolicyOf(dir: string, topic: string, broker: boolean): string {
-  let remembered: string | undefined;
-  try {
-    remembered = loadRememberedConfig(realIO, dir).cleanupPolicy;
-  } catch {
-    remembered = undefined;
-  }
-  if (remembered !== undefined) return remembered;
-  if (INTERNAL_COMPACTED.has(topic)) return 'compact';
-  return broker ? 'unknown' : 'delete';
-}
-
 async function listPartition(logDir: string, entry: LogDirEntry, broker: boolean, recoveryPoints: Map<string, number>, cleanShutdown: boolean, counter: WarningCounter): Promise<PartitionRow> {
   const tp = entry.topicPartition!;
   const dir = path.join(logDir, entry.name);
   const rp = recoveryPoints.get(tpKey(tp.topic, tp.partition));
-  const row: PartitionRow = { logDir, dir, topic: tp.topic, partition: tp.partition, recoveryPoint: rp ?? null, cleanupPolicy: cleanupPolicyOf(dir, tp.topic, broker), cleanShutdown };
+  const row: PartitionRow = { logDir, dir, topic: tp.topic, partition: tp.partition, recoveryPoint: rp ?? null, cleanupPolicy: cleanupPolicyOf(dir, tp.topic), cleanShutdown };
   const before = counter.count;
   let log;
   try {

@@ -28,8 +28,9 @@ import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { formatBytes } from './recover.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 
-interface RebuildOpts {
+interface RebuildOpts extends LogDirOptions {
   verify?: boolean;
   json?: boolean;
   progress?: boolean;
@@ -98,10 +99,70 @@ function classify(dir: string, base: number, indexIntervalBytes: number): string
   }
 }
 
+/** Rebuilds (or with `verify` compares) the indexes of the segments `bases` of `dir`, in order. */
+function processSegments(dir: string, bases: number[], verify: boolean, indexIntervalBytes: number, onBytes: (name: string, bytesDone: number) => void): { outcomes: SegmentOutcome[]; failed: boolean } {
+  const outcomes: SegmentOutcome[] = [];
+  let failed = false;
+  let doneBefore = 0;
+  for (const base of bases) {
+    const name = segmentFileName(base, '');
+    const onProgress = (done: number) => onBytes(name, doneBefore + done);
+    const t0 = performance.now();
+    const rebuildOpts = { indexIntervalBytes, onProgress };
+    let outcome: SegmentOutcome;
+    if (verify) {
+      const v = verifySegmentIndexFiles(realIO, dir, base, rebuildOpts);
+      outcome = outcomeOf(name, v.scan, (performance.now() - t0) / 1000);
+      outcome.missing = v.missing.map((m) => path.basename(m));
+      outcome.differenceCount = v.differenceCount;
+      outcome.differences = v.differences.map((d) => ({ ...d, file: path.basename(d.file) }));
+      if (v.missing.length > 0) outcome.verdict = 'missing';
+      else if (v.differenceCount === 0) outcome.verdict = 'identical';
+      else {
+        outcome.problems = classify(dir, base, indexIntervalBytes);
+        outcome.verdict = outcome.problems.length === 0 ? 'different-but-valid' : 'invalid';
+      }
+    } else {
+      const r = rebuildSegmentIndexes(realIO, dir, base, rebuildOpts);
+      outcome = outcomeOf(name, r.scan, (performance.now() - t0) / 1000);
+    }
+    doneBefore += outcome.logBytes;
+    outcomes.push(outcome);
+    if (outcome.invalidTail || outcome.verdict === 'missing' || outcome.verdict === 'invalid') failed = true;
+  }
+  return { outcomes, failed };
+}
+
+/**
+ * One partition of a log directory: every segment rebuilt (or verified) under the partition's
+ * writer lock; invalid data or missing/invalid indexes are a problem. Timings are left out of the
+ * NDJSON line so that the output is the same for every --threads.
+ */
+async function rebuildPartition(t: PartitionTarget, opts: RebuildOpts): Promise<PartitionResult> {
+  const { bases } = resolveTargets(t.dir);
+  const config = resolveConfig(loadRememberedConfig(realIO, t.dir), configFromOptions(opts));
+  const lock = opts.verify ? undefined : DirectoryLock.acquire(t.dir, 'rebuild the indexes of');
+  let r: { outcomes: SegmentOutcome[]; failed: boolean };
+  try {
+    r = processSegments(t.dir, bases, Boolean(opts.verify), config.indexIntervalBytes, () => {});
+  } finally {
+    lock?.release();
+  }
+  const segments = r.outcomes.map(({ seconds: _seconds, ...o }) => o);
+  const bad = r.outcomes.find((o) => o.invalidTail || o.verdict === 'missing' || o.verdict === 'invalid');
+  const verdicts = (v: SegmentOutcome['verdict']) => r.outcomes.filter((o) => o.verdict === v).length;
+  return {
+    outcome: r.failed ? 'problem' : 'ok',
+    fields: { verify: Boolean(opts.verify), segments },
+    cells: [segments.length, segments.reduce((n, o) => n + o.logBytes, 0), segments.reduce((n, o) => n + o.offsetEntries, 0), segments.reduce((n, o) => n + o.timeEntries, 0), opts.verify ? `${verdicts('identical')} identical, ${verdicts('different-but-valid')} valid` : 'rebuilt'],
+    ...(bad ? { note: `${bad.segment}: ${bad.invalidTail ? `invalid data at byte ${bad.invalidTail.position} (${bad.invalidTail.reason}); run logtool recover` : bad.verdict === 'missing' ? `missing ${bad.missing!.join(', ')}` : 'invalid indexes'}` } : {}),
+  };
+}
+
 export function rebuildIndexCommand(): Command {
-  return addTopicConfigOptions(new Command('rebuild-index'))
+  return addLogDirOptions(addTopicConfigOptions(new Command('rebuild-index')))
     .description("rebuild .index and .timeindex files from the .log by Kafka's recovery rule (or --verify them)")
-    .argument('<dir|segment>', 'partition directory, or one segment (.log/.index/.timeindex file or base name)')
+    .argument('<dir|segment>', 'partition directory, one segment (.log/.index/.timeindex file or base name), or a log directory (every partition, or those selected)')
     .option('--verify', 'compare the existing index files with a rebuild; change nothing')
     .option('--json', 'print one JSON object with a result per segment')
     .option('--no-progress', 'no progress spinner on a terminal')
@@ -110,6 +171,9 @@ export function rebuildIndexCommand(): Command {
       `
 Indexes are written to <name>.index.tmp / <name>.timeindex.tmp, fsynced and renamed into place, so a
 crash leaves either the old or the new files. Memory stays bounded whatever the segment size.
+
+Given a log directory, every partition is processed (--threads at a time) and summarised, one NDJSON
+line each with --json and a last {"summary":true,…} line.
 
 Exit codes: 0 ok, 3 invalid data in a .log or (with --verify) missing/invalid indexes, 1 failure.
 
@@ -120,6 +184,8 @@ Examples:
     )
     .action(async (arg: string, opts: RebuildOpts) => {
       if (!realIO.stat(arg) && !realIO.stat(`${arg}${LOG_SUFFIX}`)) throw new LogtoolError('not-found', 'no such file or directory', { file: arg });
+      if (realIO.stat(arg)?.isDirectory && isLogDirPath(arg)) return runOverLogDir(opts.verify ? 'rebuild-index --verify' : 'rebuild-index', arg, opts, ['segments', 'bytes', 'offset entries', 'time entries', 'indexes'], (t) => rebuildPartition(t, opts));
+      rejectSelection(arg, opts);
       const { dir, bases } = resolveTargets(arg);
       const config = resolveConfig(loadRememberedConfig(realIO, dir), configFromOptions(opts));
       // Rewriting indexes under a live writer would race its appends; verifying only reads.
@@ -131,35 +197,14 @@ Examples:
       const started = performance.now();
       let failed = false;
       try {
-        let doneBefore = 0;
         const totalBytes = bases.reduce((n, b) => n + (realIO.stat(path.join(dir, segmentFileName(b, LOG_SUFFIX)))?.size ?? 0), 0);
-        for (const base of bases) {
-          const name = segmentFileName(base, '');
-          progress.update(`${opts.verify ? 'verifying' : 'rebuilding'} ${name}`);
-          const onProgress = (done: number) => progress.count(doneBefore + done, totalBytes);
-          const t0 = performance.now();
-          const rebuildOpts = { indexIntervalBytes: config.indexIntervalBytes, onProgress };
-          let outcome: SegmentOutcome;
-          if (opts.verify) {
-            const v = verifySegmentIndexFiles(realIO, dir, base, rebuildOpts);
-            outcome = outcomeOf(name, v.scan, (performance.now() - t0) / 1000);
-            outcome.missing = v.missing.map((m) => path.basename(m));
-            outcome.differenceCount = v.differenceCount;
-            outcome.differences = v.differences.map((d) => ({ ...d, file: path.basename(d.file) }));
-            if (v.missing.length > 0) outcome.verdict = 'missing';
-            else if (v.differenceCount === 0) outcome.verdict = 'identical';
-            else {
-              outcome.problems = classify(dir, base, config.indexIntervalBytes);
-              outcome.verdict = outcome.problems.length === 0 ? 'different-but-valid' : 'invalid';
-            }
-          } else {
-            const r = rebuildSegmentIndexes(realIO, dir, base, rebuildOpts);
-            outcome = outcomeOf(name, r.scan, (performance.now() - t0) / 1000);
-          }
-          doneBefore += outcome.logBytes;
-          outcomes.push(outcome);
-          if (outcome.invalidTail || outcome.verdict === 'missing' || outcome.verdict === 'invalid') failed = true;
-        }
+        let segment = '';
+        const r = processSegments(dir, bases, Boolean(opts.verify), config.indexIntervalBytes, (name, bytes) => {
+          if (name !== segment) progress.update(`${opts.verify ? 'verifying' : 'rebuilding'} ${(segment = name)}`);
+          progress.count(bytes, totalBytes);
+        });
+        outcomes.push(...r.outcomes);
+        failed = r.failed;
       } finally {
         progress.stop();
         lock?.release();

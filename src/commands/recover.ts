@@ -23,8 +23,9 @@ import { Output, colours } from '../render/output.js';
 import type { PartitionStateChange } from '../engine/partition-state/log-ends.js';
 import { formatBytes, startProgress, type Progress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 
-interface RecoverOpts {
+interface RecoverOpts extends LogDirOptions {
   json?: boolean;
   dryRun?: boolean;
   discard?: boolean;
@@ -165,10 +166,22 @@ function recoverStatus(r: LoadReport): string {
   return r.segmentsNotChecked.length > 0 ? 'not-fully-checked' : 'consistent';
 }
 
+/** One partition of a log directory: its recover report as the NDJSON line; repaired (or would be) is a problem. */
+async function recoverPartition(t: PartitionTarget, opts: RecoverOpts): Promise<PartitionResult> {
+  const { report, warnings } = opts.dryRun ? dryRun(t.dir, opts, () => {}) : await recoverForReal(t.dir, opts, () => {});
+  const status = recoverStatus(report);
+  return {
+    outcome: report.repaired ? 'problem' : 'ok',
+    fields: { ...report, status, warnings },
+    cells: [report.segmentsScanned, report.batchesValidated, report.bytesValidated, report.bytesTruncated, report.segmentsDropped.length, status],
+    ...(report.repaired ? { note: report.dryRun ? 'needs repair' : 'repaired' } : {}),
+  };
+}
+
 export function recoverCommand(): Command {
-  return addTopicConfigOptions(new Command('recover'))
+  return addLogDirOptions(addTopicConfigOptions(new Command('recover')))
     .description("run Kafka's log recovery on a partition directory and report what was repaired")
-    .argument('<dir>', 'partition directory')
+    .argument('<dir>', 'partition directory, or a log directory (every partition, or those selected)')
     .option('--json', 'print the report as one JSON object')
     .option('--dry-run', 'report what would be done; change nothing')
     .option('--discard', 'delete cut-off bytes and dropped segments instead of moving them to lost+found/')
@@ -184,8 +197,11 @@ and later segments are dropped, as Kafka does. What is cut off is kept in <dir>/
 Segments trusted without validation (after a clean shutdown, or below the recovery point) are listed
 as not checked; --full validates them too.
 
+Given a log directory, every partition is recovered (--threads at a time) and summarised, one NDJSON
+line each with --json and a last {"summary":true,…} line.
+
 Exit codes: 0 nothing to repair (JSON status "consistent", or "not-fully-checked" when segments were
-trusted), 3 repaired (or, with --dry-run, would be), 1 failure.
+trusted), 3 repaired (or, with --dry-run, would be), 1 failure (for a log directory: of any partition).
 
 Examples:
   logtool recover logdata/demo-0
@@ -194,6 +210,8 @@ Examples:
   logtool recover logdata/demo-0 --discard`,
     )
     .action(async (dir: string, opts: RecoverOpts) => {
+      if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'recover --dry-run' : 'recover', dir, opts, ['scanned', 'batches', 'bytes', 'cut bytes', 'dropped', 'status'], (t) => recoverPartition(t, opts), opts.dryRun ? 'read' : 'write');
+      rejectSelection(dir, opts);
       const progress = startProgress(`recovering ${dir}`, opts.progress !== false);
       const onProgress = progressReporter(progress);
       let result: { report: LoadReport; warnings: string[] };

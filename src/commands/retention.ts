@@ -12,14 +12,19 @@ import { Command } from 'commander';
 import { Log } from '../engine/log/log.js';
 import type { RetentionReport } from '../engine/cleaner/types.js';
 import { closeAfter } from './close-after.js';
-import { Output, colours } from '../render/output.js';
+import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes, renderPartitionStateChange } from './recover.js';
 import { formatTimestamp } from '../render/timestamp.js';
+import type { LogConfig } from '../engine/config.js';
+import { parseTopicPartition } from '../engine/log/topic-partition.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { addConfigOption, partitionConfig, type ConfigSource } from './topic-configs.js';
 import { cleanupPolicy } from '../engine/config.js';
 
-interface RetentionOpts {
+interface RetentionOpts extends LogDirOptions {
+  config?: Partial<LogConfig>;
   retentionMs?: number;
   retentionBytes?: number;
   dryRun?: boolean;
@@ -29,10 +34,39 @@ interface RetentionOpts {
   progress?: boolean;
 }
 
+type RetentionOutcome = { report: RetentionReport; source: ConfigSource; warnings: number } | { skipped: string };
+
+/**
+ * Retention on one partition with its topic configs (topic-configs.ts): in a broker's log directory
+ * a partition whose config is unknown is skipped, and nothing is remembered in logtool.properties
+ * there. `--retention-ms/--retention-bytes` count as explicit configs but are never remembered.
+ */
+async function retentionOn(dir: string, topic: string, opts: RetentionOpts): Promise<RetentionOutcome> {
+  const pc = partitionConfig(dir, topic, opts.config ?? {}, { retentionMs: opts.retentionMs, retentionBytes: opts.retentionBytes });
+  if ('skip' in pc) return { skipped: pc.skip };
+  const config = pc.broker ? pc.config : (opts.config ?? {});
+  const counter: WarningCounter = { count: 0 };
+  const log = opts.dryRun ? await Log.openStable(dir, { config }) : openLog(dir, { create: false, config, rememberConfig: !pc.broker }, counter);
+  const report = await closeAfter(log, () => log.applyRetention({ retentionMs: opts.retentionMs, retentionBytes: opts.retentionBytes, nowMs: opts.now, dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 }));
+  return { report, source: pc.source, warnings: counter.count };
+}
+
+async function retentionPartition(t: PartitionTarget, opts: RetentionOpts): Promise<PartitionResult> {
+  const r = await retentionOn(t.dir, t.topic, opts);
+  if ('skipped' in r) return { outcome: 'skipped', fields: { skipped: true }, cells: [], note: r.skipped };
+  const { report } = r;
+  return {
+    outcome: r.warnings > 0 ? 'problem' : 'ok',
+    fields: { ...report, configSource: r.source },
+    cells: [r.source, report.cleanupPolicy, `${report.segmentsBefore} → ${report.segmentsAfter}`, report.deleted.length, report.bytesDeleted, `${report.logStartOffsetBefore} → ${report.logStartOffsetAfter}`],
+    ...(r.warnings > 0 ? { note: 'warnings when opened (see stderr)' } : {}),
+  };
+}
+
 export function retentionCommand(): Command {
-  return new Command('retention')
+  return addConfigOption(addLogDirOptions(new Command('retention')))
     .description("apply Kafka's retention to a partition directory now: delete segments past retention.ms / retention.bytes")
-    .argument('<dir>', 'partition directory, named <topic>-<partition>')
+    .argument('<dir>', 'partition directory named <topic>-<partition>, or a log directory (every partition, or those selected)')
     .option('--retention-ms <ms>', 'delete segments whose newest record is older than this (default: the log\'s retention.ms; -1 = off); not remembered', parseInteger('--retention-ms', -1))
     .option('--retention-bytes <n>', 'delete the oldest segments while the log is larger than this (default: the log\'s retention.bytes; -1 = off); not remembered', parseInteger('--retention-bytes', -1))
     .option('--dry-run', 'report what would be deleted; change nothing')
@@ -48,27 +82,36 @@ cleanup.policy contains delete, the oldest segments while the log exceeds retent
 segments whose largest record timestamp is more than retention.ms old. Only a prefix of the log is
 ever deleted, and a log whose every segment goes gets a new empty segment at its end offset first.
 
+In a broker's log directory (it holds meta.properties) the topic's configs are the broker's, not
+logtool's defaults: a partition uses --config key=value (or --retention-ms/--retention-bytes), its
+remembered logtool.properties, or Kafka's built-in configs of __consumer_offsets and
+__transaction_state (cleanup.policy=compact); any other partition is skipped with a notice.
+
 Examples:
   logtool retention logdata/events-0 --dry-run
   logtool retention logdata/events-0 --retention-ms 86400000 --json | jq '.deleted[].file'
   logtool retention logdata/events-0 --retention-bytes 1073741824 --keep-removed /tmp/old-segments
-  logtool retention logdata/events-0 --retention-ms 3600000 --now 2026-01-01T00:00:00Z`,
+  logtool retention logdata/events-0 --retention-ms 3600000 --now 2026-01-01T00:00:00Z
+  logtool retention /var/lib/kafka/data --topic orders --config retention.ms=604800000 --dry-run`,
     )
     .action(async (dir: string, opts: RetentionOpts) => {
+      if (isLogDirPath(dir)) return runOverLogDir(opts.dryRun ? 'retention --dry-run' : 'retention', dir, opts, ['config', 'cleanup.policy', 'segments', 'deleted', 'bytes deleted', 'log start'], (t) => retentionPartition(t, opts), opts.dryRun ? 'read' : 'write');
+      rejectSelection(dir, opts);
       const out = new Output();
-      const counter: WarningCounter = { count: 0 };
       const progress = startProgress(`applying retention to ${dir}`, opts.progress !== false && !opts.json);
-      const log = opts.dryRun ? await Log.openStable(dir) : openLog(dir, { create: false }, counter);
-      let report: RetentionReport;
+      let r: RetentionOutcome;
       try {
-        report = await closeAfter(log, () => log.applyRetention({ retentionMs: opts.retentionMs, retentionBytes: opts.retentionBytes, nowMs: opts.now, dryRun: opts.dryRun, keepRemovedDir: opts.keepRemoved, deleteDelayMs: 0 }));
+        r = await retentionOn(dir, parseTopicPartition(dir)?.topic ?? '', opts);
       } finally {
         progress.stop();
       }
-      if (opts.json) await out.json(report);
-      else for (const l of renderRetentionReport(report, 'retention')) await out.line(l);
+      if ('skipped' in r) {
+        warn(`${dir}: ${r.skipped}`);
+        if (opts.json) await out.json({ dir, skipped: true, notice: r.skipped });
+      } else if (opts.json) await out.json(r.report);
+      else for (const l of renderRetentionReport(r.report, 'retention')) await out.line(l);
       await out.flush();
-      if (counter.count > 0) process.exitCode = 3;
+      if (!('skipped' in r) && r.warnings > 0) process.exitCode = 3;
     });
 }
 

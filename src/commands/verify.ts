@@ -6,9 +6,10 @@ import { Command } from 'commander';
 import { verifyLog } from '../engine/recovery/log-verifier.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
-import { openLog, parseInteger } from './shared.js';
+import { openLog, parseInteger, type WarningCounter } from './shared.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 
-interface VerifyOpts {
+interface VerifyOpts extends LogDirOptions {
   deep?: boolean;
   indexes?: boolean;
   json?: boolean;
@@ -16,10 +17,30 @@ interface VerifyOpts {
   progress?: boolean;
 }
 
+/** One partition of a log directory: its verify report as the NDJSON line, a problem when anything is wrong. */
+async function verifyPartition(t: PartitionTarget, opts: VerifyOpts): Promise<PartitionResult> {
+  const counter: WarningCounter = { count: 0 };
+  const log = openLog(t.dir, { readOnly: true }, counter);
+  try {
+    const r = verifyLog(log, { deep: opts.deep, skipIndexes: opts.indexes === false, maxProblems: opts.maxProblems });
+    const problems = r.problems.length;
+    const first = r.problems[0];
+    const note = first && `${problems} problem(s), first ${first.file}${first.position !== undefined ? ` at byte ${first.position}` : first.entry !== undefined ? ` entry ${first.entry}` : ''}: ${first.message}`;
+    return {
+      outcome: problems > 0 || counter.count > 0 ? 'problem' : 'ok',
+      fields: { ...r, ok: problems === 0 },
+      cells: [r.segments, r.batches, r.bytes, r.logStartOffset, r.logEndOffset, problems],
+      ...(note ? { note } : counter.count > 0 ? { note: 'warnings when opened (see stderr)' } : {}),
+    };
+  } finally {
+    await log.close();
+  }
+}
+
 export function verifyCommand(): Command {
-  return new Command('verify')
+  return addLogDirOptions(new Command('verify'))
     .description('check a partition directory without changing it: CRCs, offsets, indexes (and every record with --deep)')
-    .argument('<dir>', 'partition directory')
+    .argument('<dir>', 'partition directory, or a log directory (every partition, or those selected)')
     .option('--deep', 'decode every record (decompression and record-level validation), not only batches')
     .option('--no-indexes', 'skip checking .index and .timeindex entries against the .log')
     .option('--json', 'print the report as one JSON object')
@@ -31,13 +52,20 @@ export function verifyCommand(): Command {
 Takes no lock and changes nothing, so it can run beside a writer or a broker. Problems are listed
 with file and byte position (or index entry); \`recover\` repairs what it can.
 
-Exit codes: 0 everything checks out, 3 problems found, 1 failure (missing directory, I/O).
+Given a log directory, every partition is verified (--threads at a time) and summarised, one NDJSON
+line each with --json and a last {"summary":true,…} line.
+
+Exit codes: 0 everything checks out, 3 problems found, 1 failure (missing directory, I/O; for a log
+directory: any partition failed).
 
 Examples:
   logtool verify logdata/demo-0
+  logtool verify /var/lib/kafka/data --topic orders --json | jq -c 'select(.outcome != "ok")'
   logtool verify /var/lib/kafka/orders-3 --deep --json | jq '.problems'`,
     )
     .action(async (dir: string, opts: VerifyOpts) => {
+      if (isLogDirPath(dir)) return runOverLogDir('verify', dir, opts, ['segments', 'batches', 'bytes', 'log start', 'log end', 'problems'], (t) => verifyPartition(t, opts));
+      rejectSelection(dir, opts);
       const out = new Output();
       // Opening may already warn about a torn tail; the report below lists every problem anyway.
       const log = openLog(dir, { readOnly: true });

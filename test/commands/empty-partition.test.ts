@@ -42,7 +42,7 @@ describe('directories without segments', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
-  it('verify refuses (exit 2) a broker log directory or a folder that is not a partition directory', async () => {
+  it('read and positions refuse (exit 2) a broker log directory or a folder that is not a partition directory; verify checks the partitions in it', async () => {
     const root = makeTempDir();
     const brokerLogDir = path.join(root, 'kafka-logs');
     fs.mkdirSync(path.join(brokerLogDir, 'orders-0'), { recursive: true });
@@ -54,7 +54,16 @@ describe('directories without segments', () => {
     fs.mkdirSync(empty);
     for (const dir of [brokerLogDir, dataDir, empty]) {
       const before = fs.readdirSync(dir).sort();
-      for (const args of [['verify', dir, '--json'], ['verify', dir], ['read', dir], ['positions', dir]]) {
+      // verify takes a log directory (issue 12): it checks each partition in it, never the folder as one log.
+      const verifyArgs = dir === empty ? [['verify', dir, '--json'], ['verify', dir]] : [];
+      if (dir !== empty) {
+        const r = await cli('verify', dir, '--json');
+        expect(r.code, r.stderr).toBe(0);
+        const [partition, summary] = json(r.stdout);
+        expect(partition).toMatchObject({ outcome: 'ok', dir: path.join(dir, fs.readdirSync(dir).find((n) => n.includes('orders'))!), segments: 0 });
+        expect(summary).toMatchObject({ summary: true, partitions: 1 });
+      }
+      for (const args of [...verifyArgs, ['read', dir], ['positions', dir]]) {
         const r = await cli(...args);
         expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(2);
         expect(r.stdout).not.toMatch(/"ok":\s*true|checks out/);

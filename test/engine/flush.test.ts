@@ -168,7 +168,9 @@ describe('sync mode: group commit', () => {
 describe('sync mode: a stalled fsync', () => {
   it('resolves timed-out after syncTimeoutMs, and later appends still work', async () => {
     const rec = new InstrumentedIO();
-    const log = open({ flushMode: 'sync', syncTimeoutMs: 50 }, { io: rec.io });
+    // The stall is explicit, so the time limit only has to exceed a real fdatasync on a busy
+    // machine (50 ms did not always): the two timed-out appends cost twice this.
+    const log = open({ flushMode: 'sync', syncTimeoutMs: 1500 }, { io: rec.io });
     expect((await log.append([{ value: value(0) }])).status).toBe('flushed');
     rec.stallFsync();
     const stalled = await log.append([{ value: value(1) }]);

@@ -148,7 +148,11 @@ describe('EntryScanner above maxBufferedEntryBytes', () => {
   it('finds a flipped byte deep inside the unbuffered entry', () => {
     const { file, sizes } = threeBatches();
     const fd = fs.openSync(file, 'r+');
-    fs.writeSync(fd, Buffer.from([0x5a]), 0, 1, sizes[0]! + 200_000);
+    // Invert the byte (writing a fixed one leaves it unchanged when it already held that value).
+    const at = sizes[0]! + 200_000;
+    const b = Buffer.alloc(1);
+    fs.readSync(fd, b, 0, 1, at);
+    fs.writeSync(fd, Buffer.from([b[0]! ^ 0xff]), 0, 1, at);
     fs.closeSync(fd);
     const s = scan(file);
     expect([...s.entries()].map((e) => e.baseOffset)).toEqual([0]);

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log/log.js';
 import { planRetention, type RetentionRules, type SegmentView } from '../../src/engine/cleaner/retention.js';
 import { readOffsetCheckpoint } from '../../src/engine/checkpoint.js';
-import { realIO } from '../../src/engine/io.js';
+import { realIO, type FileIO } from '../../src/engine/io.js';
 import { LogtoolError } from '../../src/engine/errors.js';
 import { removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
 
@@ -182,5 +182,47 @@ describe('Log retention', () => {
     expect(log.logStartOffset).toBe(9);
     expect(log.segments.map((s) => s.baseOffset)).toEqual([9]);
     await log.close();
+  });
+});
+
+describe('segments retired while a flush syncs them', () => {
+  it('are closed only once that flush has finished: no fdatasync on a descriptor closed meanwhile', async () => {
+    // Real files; the I/O layer only holds each asynchronous fdatasync until released, and notes
+    // a close of a descriptor whose fdatasync is still waiting.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const waiting = new Set<number>();
+    const closedWhileSyncing: number[] = [];
+    const io: FileIO = {
+      ...realIO,
+      datasyncAsync(fd) {
+        waiting.add(fd);
+        return gate.then(() => {
+          waiting.delete(fd);
+          return realIO.datasyncAsync(fd);
+        });
+      },
+      close(fd) {
+        if (waiting.has(fd)) closedWhileSyncing.push(fd);
+        realIO.close(fd);
+      },
+    };
+    const dir = tempPartitionPath('retire-syncing-0');
+    const log = Log.open(dir, { io, config: { segmentBytes: 1024, flushMode: 'async' } });
+    for (let i = 0; i < 40; i++) await log.append([{ key: Buffer.from(`k${i}`), value: Buffer.alloc(100, i), timestamp: NOW + i }]);
+    expect(log.segments.length).toBeGreaterThan(3);
+    const flushing = log.flush(); // syncs the sealed segments; held at the first fdatasync
+    await new Promise((r) => setImmediate(r));
+    expect(waiting.size).toBeGreaterThan(0);
+    const report = log.deleteRecordsBefore(30, { deleteDelayMs: 0 });
+    expect(report.deleted.length).toBeGreaterThan(0);
+    release();
+    await flushing;
+    expect(closedWhileSyncing).toEqual([]);
+    expect(log.positions().flushed.offset).toBe(40);
+    await log.close();
+    const ro = Log.open(dir, { readOnly: true });
+    expect([...ro.read()].map((r) => r.offset)).toEqual([30, 31, 32, 33, 34, 35, 36, 37, 38, 39]);
+    await ro.close();
   });
 });

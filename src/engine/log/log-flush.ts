@@ -30,6 +30,8 @@ export class LogFlusher {
   /** Segments rolled since the last flush whose indexes still need fsync. */
   private sealedUnflushed: LogSegment[] = [];
   private dirDirty = false;
+  /** The flushCommitted in progress (its fsyncs may be queued on a sealed segment's descriptors). */
+  private inFlight: Promise<FlushOutcome> | undefined;
   /** What the active segment's indexes held when last fsynced (thorough flush). */
   private indexesFlushed: { segment: LogSegment | undefined; entries: number } = { segment: undefined, entries: -1 };
 
@@ -65,6 +67,40 @@ export class LogFlusher {
    * when the flush started. Returns that committed byte total and the fsyncs issued.
    */
   async flushCommitted(): Promise<FlushOutcome> {
+    const run = this.syncCommitted();
+    this.inFlight = run;
+    try {
+      return await run;
+    } finally {
+      if (this.inFlight === run) this.inFlight = undefined;
+    }
+  }
+
+  /**
+   * Segments that left the log (retention, delete-records, a swap): no later flush syncs them, and
+   * they are closed once a flush in progress — which may have an fdatasync of theirs queued — has
+   * ended, never under it. Closed at once when no flush runs (a failure throws, as a removal's
+   * always did); a deferred close reports a failure to onError.
+   */
+  closeRetired(segments: readonly LogSegment[], onError: (e: unknown) => void): void {
+    this.sealedUnflushed = this.sealedUnflushed.filter((s) => !segments.includes(s));
+    if (!this.inFlight) {
+      for (const s of segments) s.closeQuietly();
+      return;
+    }
+    const close = () => {
+      for (const s of segments) {
+        try {
+          s.closeQuietly();
+        } catch (e) {
+          onError(e);
+        }
+      }
+    };
+    void this.inFlight.then(close, close);
+  }
+
+  private async syncCommitted(): Promise<FlushOutcome> {
     const { bytes: total, offset } = this.host.committed();
     const active = this.host.segments.active;
     const pos: LogPosition = { offset, segment: active.baseOffset, position: active.size };

@@ -15,7 +15,7 @@ import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import { loadLog, type LoadReport } from '../recovery/loader.js';
-import { emptyFlushStats, FlushPipeline, type FlushStats } from '../flush/group-commit.js';
+import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
 import {
   LOG_START_OFFSET_CHECKPOINT,
   RECOVERY_POINT_CHECKPOINT,
@@ -31,9 +31,10 @@ import {
 import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
-import { AppendPath, type AppendOptions, type AppendResult } from './append-path.js';
-import { Roller } from './roll.js';
-import { LogFlusher } from './log-flush.js';
+import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
+import type { Roller } from './roll.js';
+import type { LogFlusher } from './log-flush.js';
+import { wireWriteSide } from './write-side.js';
 import { SegmentChanges } from './segment-changes.js';
 import { stableOpenAttempts } from './open-stable.js';
 // Retention and compaction
@@ -90,7 +91,21 @@ export class Log {
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
     this.markerAtOpen = init.markerAtOpen;
-    ({ flusher: this.flusher, roller: this.roller, appender: this.appender } = this.writePath(init.nextOffset));
+    const writeSide = wireWriteSide(
+      {
+        io: this.io,
+        dir: this.dir,
+        config: this.config,
+        readOnly: this.readOnly,
+        segments: this.segmentList,
+        ensureWritable: () => this.ensureWritable(),
+        advanceRecoveryPoint: (offset) => (this.recoveryPoint = Math.max(this.recoveryPoint, offset)),
+        checkpointRecoveryPoint: async () => (this.recoveryPoint === this.lastCheckpointedRecoveryPoint ? 0 : (await this.writeRecoveryPointAsync(), 2)),
+      },
+      init.nextOffset,
+      init.thoroughFlushIntervalMs,
+    );
+    ({ appender: this.appender, roller: this.roller, flusher: this.flusher, pipeline: this.pipeline } = writeSide);
     const host = { io: this.io, dir: this.dir, config: this.config, segments: this.segmentList };
     this.changes = new SegmentChanges({
       ...host,
@@ -98,55 +113,12 @@ export class Log {
       setLogStartOffset: (offset) => (this.logStartOffset = offset),
       roll: (offset) => this.roll(offset),
       writeLogStartOffset: () => this.writeLogStartOffset(),
+      closeRetired: (segments) =>
+        this.flusher.closeRetired(segments, (e) => this.onWarning({ file: this.dir, message: `closing a removed segment failed: ${(e as Error).message}` })),
       warn: (w) => this.onWarning(w),
     });
-    if (!this.readOnly) this.pipeline = this.startPipeline(init.thoroughFlushIntervalMs);
     if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
     if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && cleanupPolicy(this.config.cleanupPolicy).compact) this.startCleaner(init.cleanerCheckIntervalMs);
-  }
-
-  /** The write side: flush glue, roll and the append path, wired to each other and to this log. */
-  private writePath(nextOffset: number): { flusher: LogFlusher; roller: Roller; appender: AppendPath } {
-    const host = { io: this.io, dir: this.dir, config: this.config, readOnly: this.readOnly, segments: this.segmentList };
-    const flusher = new LogFlusher(
-      {
-        ...host,
-        committed: () => ({ bytes: this.appender.committedTotal, offset: this.appender.committedNextOffset }),
-        advanceRecoveryPoint: (offset) => (this.recoveryPoint = Math.max(this.recoveryPoint, offset)),
-        checkpointRecoveryPoint: async () => (this.recoveryPoint === this.lastCheckpointedRecoveryPoint ? 0 : (await this.writeRecoveryPointAsync(), 2)),
-      },
-      nextOffset,
-    );
-    const roller = new Roller({
-      ...host,
-      committedEndOffset: () => this.appender.committedNextOffset,
-      onSealed: (sealed) => flusher.noteSealed(sealed),
-      onRolled: () => {
-        flusher.noteDirChanged();
-        // Kafka flushes the sealed segment asynchronously after a roll; so do we.
-        this.pipeline?.requestFlush();
-      },
-    });
-    const appender = new AppendPath({ ...host, roller, ensureWritable: () => this.ensureWritable() }, nextOffset);
-    return { flusher, roller, appender };
-  }
-
-  private startPipeline(thoroughFlushIntervalMs: number | undefined): FlushPipeline {
-    const appender = this.appender;
-    const pipeline = new FlushPipeline(
-      {
-        commitBuffered: () => appender.commitBuffered(),
-        bufferedBytes: () => appender.writeBufferBytes,
-        committedBytes: () => appender.committedTotal,
-        flushCommitted: () => this.flusher.flushCommitted(),
-        thoroughFlush: () => this.flusher.thoroughFlush(),
-        onBackgroundError: (e) => appender.fail(e),
-      },
-      this.config,
-      { thoroughFlushIntervalMs },
-    );
-    appender.attach(pipeline);
-    return pipeline;
   }
 
   /** Opens (creating if allowed) a partition directory. */

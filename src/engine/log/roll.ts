@@ -26,9 +26,11 @@ export interface RollHost {
 
 export class Roller {
   private readonly host: RollHost;
+  private readonly compacted: boolean;
 
   constructor(host: RollHost) {
     this.host = host;
+    this.compacted = cleanupPolicy(host.config.cleanupPolicy).compact;
   }
 
   /**
@@ -37,7 +39,7 @@ export class Roller {
    */
   get maxSegmentMs(): number {
     const c = this.host.config;
-    return cleanupPolicy(c.cleanupPolicy).compact && c.maxCompactionLagMs > 0 ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
+    return this.compacted && c.maxCompactionLagMs > 0 ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
   }
 
   /** Kafka's roll conditions (kafka-format.md §9), evaluated before each append. */

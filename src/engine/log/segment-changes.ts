@@ -29,6 +29,8 @@ export interface ChangeHost {
   roll(newBaseOffset: number): void;
   /** Persists the log start offset (log-start-offset-checkpoint). */
   writeLogStartOffset(): void;
+  /** Closes segments that left the log (once no flush is syncing them). */
+  closeRetired(segments: readonly LogSegment[]): void;
   warn(w: LogWarning): void;
 }
 
@@ -177,7 +179,7 @@ export class SegmentChanges {
   /** Closes retired segments and unlinks their `.deleted` files, at once or after delayMs. */
   private scheduleRemoval(segments: LogSegment[], deletedFiles: string[], delayMs: number): void {
     const finish = () => {
-      for (const s of segments) s.closeQuietly();
+      this.host.closeRetired(segments);
       for (const f of deletedFiles) this.host.io.unlink(f);
     };
     if (delayMs <= 0) return finish();

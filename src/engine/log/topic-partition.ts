@@ -65,3 +65,19 @@ export function requireUnambiguousPartition(dir: string, tp: TopicPartition, sib
     }
   }
 }
+
+/** Kafka's limit on a topic name (Topic.MAX_NAME_LENGTH): 249 characters. */
+export const MAX_TOPIC_NAME_LENGTH = 249;
+
+/**
+ * A topic name as Kafka's Topic.validate checks it: not empty, not `.` or `..`, at most 249
+ * characters of `[a-zA-Z0-9._-]`. Anything else is a usage error, so a name can never reach outside
+ * the log directory it is joined to (`../x`, `/abs`, `a/b`).
+ */
+export function requireValidTopicName(topic: string): void {
+  const shown = JSON.stringify(topic.length > 60 ? `${topic.slice(0, 60)}…` : topic);
+  if (topic.length === 0) throw new LogtoolError('usage', 'a topic name cannot be empty');
+  if (topic === '.' || topic === '..') throw new LogtoolError('usage', `topic name ${shown} is not allowed (Kafka refuses "." and "..")`);
+  if (topic.length > MAX_TOPIC_NAME_LENGTH) throw new LogtoolError('usage', `topic name ${shown} is ${topic.length} characters long; Kafka allows at most ${MAX_TOPIC_NAME_LENGTH}`);
+  if (!TOPIC_RE.test(topic)) throw new LogtoolError('usage', `topic name ${shown} contains characters Kafka does not allow (only ASCII letters, digits, '.', '_' and '-')`);
+}

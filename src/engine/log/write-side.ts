@@ -1,0 +1,76 @@
+/**
+ * The write side of one partition wired together (Kafka's UnifiedLog holding its LocalLog and the
+ * flush scheduling): the append path commits through the roller into the segment list, a roll
+ * tells the flush glue what to sync, and the flush pipeline (flush/group-commit.ts) decides when
+ * the append path commits and the flush glue syncs. Read-only logs get no pipeline.
+ */
+import type { FileIO } from '../io.js';
+import type { LogConfig } from '../config.js';
+import { FlushPipeline } from '../flush/group-commit.js';
+import type { LogSegments } from './log-segments.js';
+import { AppendPath } from './append-path.js';
+import { Roller } from './roll.js';
+import { LogFlusher } from './log-flush.js';
+
+export interface WriteSideHost {
+  readonly io: FileIO;
+  readonly dir: string;
+  readonly config: LogConfig;
+  readonly readOnly: boolean;
+  readonly segments: LogSegments;
+  /** Throws when the log is closed, read-only or failed. */
+  ensureWritable(): void;
+  /** A flush made everything below offset durable. */
+  advanceRecoveryPoint(offset: number): void;
+  /** Persists the recovery point when it changed; returns the fsyncs issued. */
+  checkpointRecoveryPoint(): Promise<number>;
+}
+
+export interface WriteSide {
+  appender: AppendPath;
+  roller: Roller;
+  flusher: LogFlusher;
+  pipeline: FlushPipeline | undefined;
+}
+
+export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughFlushIntervalMs: number | undefined): WriteSide {
+  const { io, dir, config, readOnly, segments } = host;
+  let pipeline: FlushPipeline | undefined;
+  const parts = { io, dir, config, readOnly, segments };
+  const flusher: LogFlusher = new LogFlusher(
+    {
+      ...parts,
+      committed: () => ({ bytes: appender.committedTotal, offset: appender.committedNextOffset }),
+      advanceRecoveryPoint: (offset) => host.advanceRecoveryPoint(offset),
+      checkpointRecoveryPoint: () => host.checkpointRecoveryPoint(),
+    },
+    nextOffset,
+  );
+  const roller = new Roller({
+    ...parts,
+    committedEndOffset: () => appender.committedNextOffset,
+    onSealed: (sealed) => flusher.noteSealed(sealed),
+    onRolled: () => {
+      flusher.noteDirChanged();
+      // Kafka flushes the sealed segment asynchronously after a roll; so do we.
+      pipeline?.requestFlush();
+    },
+  });
+  const appender: AppendPath = new AppendPath({ ...parts, roller, ensureWritable: () => host.ensureWritable() }, nextOffset);
+  if (!readOnly) {
+    pipeline = new FlushPipeline(
+      {
+        commitBuffered: () => appender.commitBuffered(),
+        bufferedBytes: () => appender.writeBufferBytes,
+        committedBytes: () => appender.committedTotal,
+        flushCommitted: () => flusher.flushCommitted(),
+        thoroughFlush: () => flusher.thoroughFlush(),
+        onBackgroundError: (e) => appender.fail(e),
+      },
+      config,
+      { thoroughFlushIntervalMs },
+    );
+    appender.attach(pipeline);
+  }
+  return { appender, roller, flusher, pipeline };
+}

@@ -23,6 +23,7 @@ import { resolveConfig } from '../engine/config.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { loadLog, type LoadProgress, type LoadReport } from '../engine/recovery/loader.js';
 import { Output, colours } from '../render/output.js';
+import type { PartitionStateChange } from '../engine/partition-state/log-ends.js';
 import { formatBytes, startProgress, type Progress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
@@ -116,6 +117,17 @@ function describeWarning(w: { file: string; position?: number; message: string }
   return `${w.file}${w.position !== undefined ? ` at byte ${w.position}` : ''}: ${w.message}`;
 }
 
+/** Leader epochs truncated and producer snapshots removed when a command moved the log's ends. */
+export function renderPartitionStateChange(p: PartitionStateChange | undefined, dryRun: boolean, rel: (f: string) => string): string[] {
+  if (!p) return [];
+  const lines: string[] = [];
+  const epochs = (es: { epoch: number; startOffset: number }[]) => (es.length ? es.map((e) => `${e.epoch}@${e.startOffset}`).join(' ') : 'none');
+  if (p.leaderEpochs) lines.push(`  ${dryRun ? 'would truncate' : 'truncated'}  ${rel(p.leaderEpochs.file)}: epochs ${epochs(p.leaderEpochs.before)} → ${epochs(p.leaderEpochs.after)}`);
+  for (const f of p.snapshotsRemoved) lines.push(`  ${dryRun ? 'would remove' : 'removed'}  ${rel(f)} (producer snapshot beyond the log's ends)`);
+  if (p.problem) lines.push(`  ${colours().yellow('note')}  ${p.problem}`);
+  return lines;
+}
+
 /** The human report: one line per fact, file names relative to the partition directory. */
 export function renderRecoverReport(r: LoadReport): string[] {
   const c = colours();
@@ -153,6 +165,7 @@ export function renderRecoverReport(r: LoadReport): string[] {
   for (const f of r.tempFilesRemoved) lines.push(`  ${would('removed', 'would remove')}       ${f}`);
   for (const s of r.swapsCompleted) lines.push(`  ${would('swap completed', 'would complete swap')}  ${s}`);
   for (const p of r.checkpointProblems) lines.push(`  ${c.yellow('checkpoint ignored')}  ${p.file}: ${p.reason}`);
+  lines.push(...renderPartitionStateChange(r.partitionState, r.dryRun, rel));
   lines.push(`  log start offset ${r.logStartOffset}, log end offset ${r.logEndOffset}, ${r.segments} segment(s)`);
   const notChecked = r.segmentsNotChecked;
   if (notChecked.length > 0) {

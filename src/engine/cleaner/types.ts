@@ -10,6 +10,7 @@ import type { LogSegment } from '../segment/segment.js';
 import type { AbortedTxn } from '../partition-state/transaction-index.js';
 import type { PlannedDeletion } from './retention.js';
 import type { RemovedFile, StepHook } from './swap.js';
+import type { PartitionStateChange } from '../partition-state/log-ends.js';
 
 export interface RetentionOptions {
   /** Evaluate retention.ms as of this time (default now). */
@@ -51,6 +52,8 @@ export interface RetentionReport {
   bytesDeleted: number;
   segmentsBefore: number;
   segmentsAfter: number;
+  /** Leader epochs truncated and producer snapshots removed when the log start moved. */
+  partitionState?: PartitionStateChange;
 }
 
 export interface CleanerOptions {

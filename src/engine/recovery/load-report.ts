@@ -9,6 +9,7 @@ import type { TopicPartition } from '../log/topic-partition.js';
 import type { LogWarning } from '../log/log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { SWAP_SUFFIX } from '../cleaner/swap.js';
+import type { PartitionStateChange } from '../partition-state/log-ends.js';
 
 export interface TruncationReport {
   file: string;
@@ -66,6 +67,8 @@ export interface LoadReport {
   swapsCompleted: string[];
   /** Checkpoint files that could not be read (treated as empty, as Kafka does). */
   checkpointProblems: { file: string; reason: string }[];
+  /** Leader epochs truncated and producer snapshots removed beyond a log end recovery moved. */
+  partitionState?: PartitionStateChange;
   /** True when anything on disk was (or, dry run, would be) repaired. */
   repaired: boolean;
 }

@@ -8,10 +8,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Log } from '../../../src/engine/log/log.js';
 import type { LogtoolError } from '../../../src/engine/errors.js';
 import { readClusterMetadataConfigs, type ClusterMetadataConfigs } from '../../../src/engine/logdir/cluster-metadata-configs.js';
 import { fixturePath, makeTempDir, removeTempDirs, requireFixtures } from '../../helpers/fixtures.js';
+import { configRecord, removeTopicRecord, topicRecord, writeMetadataLog } from '../../helpers/metadata-records.js';
 
 afterAll(removeTempDirs);
 
@@ -57,31 +57,6 @@ describe.runIf(requireFixtures(import.meta.url))('the corpus’ KRaft broker dir
     expect(r.records).toBeGreaterThan(0);
   });
 });
-
-// --- records encoded by hand: AbstractApiMessageSerde framing, flexible v0 messages -------------
-
-const uvarint = (n: number): Buffer => {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return Buffer.from(out);
-};
-const compactString = (s: string | null): Buffer => (s === null ? uvarint(0) : Buffer.concat([uvarint(Buffer.byteLength(s) + 1), Buffer.from(s)]));
-const frame = (apiKey: number, body: Buffer[]): Buffer => Buffer.concat([uvarint(1), uvarint(apiKey), uvarint(0), ...body, uvarint(0)]);
-const uuid = (n: number): Buffer => Buffer.alloc(16, n);
-const topicRecord = (name: string, id: number): Buffer => frame(2, [compactString(name), uuid(id)]);
-const removeTopicRecord = (id: number): Buffer => frame(9, [uuid(id)]);
-const configRecord = (type: number, resource: string, name: string, value: string | null): Buffer =>
-  frame(4, [Buffer.from([type]), compactString(resource), compactString(name), compactString(value)]);
-
-async function writeMetadataLog(dir: string, values: Buffer[]): Promise<void> {
-  const log = Log.open(dir, { config: { flushMode: 'async' } });
-  for (const value of values) await log.append([{ key: null, value, timestamp: 1_700_000_000_000 }]);
-  await log.close();
-}
 
 describe('a hand-made metadata log', () => {
   it('a config set, changed and deleted; a cluster default; a removed topic; other resources ignored', async () => {

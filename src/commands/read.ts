@@ -15,6 +15,7 @@ import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
 import type { EntryWithSegment } from '../engine/log/log-reader.js';
 import { decodedJsonLine, decodedTextLine, decodeOption, decoderFor, readDecoderKind } from './internal-decode.js';
+import { internalControlDecoder } from '../engine/format/internal/index.js';
 import type { InternalTopicKind } from '../engine/format/internal/index.js';
 
 interface ReadOpts extends RangeOpts {
@@ -76,12 +77,16 @@ Examples:
 
 Partitions of __consumer_offsets, __transaction_state and __cluster_metadata are decoded in text
 output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --json stays raw unless
---decode names the topic's format. Decoded output leaves control records out (as kafka-dump-log.sh does).`,
+--decode names the topic's format. Decoded output leaves transaction markers out (kafka-dump-log.sh prints
+no data for them); a metadata log's KRaft control records show as <Label>\t<JSON>, as kafka-dump-log.sh prints them.`,
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
     const decodeKind = readDecoderKind(dir, opts);
     const decode = decodeKind ? decoderFor(decodeKind) : undefined;
+    // A metadata log's KRaft control records are decoded too. Records carry no batch flags here, but
+    // Kafka writes metadata records without keys and control records with one, so the key tells them.
+    const decodeControl = decodeKind ? internalControlDecoder(decodeKind) : undefined;
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -105,7 +110,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           if (out.closed || remaining <= 0) return false;
           if (range.key && !(r.key !== null && r.key.equals(range.key))) return true;
           remaining--;
-          const decoded = decode ? decode(r) : undefined;
+          const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
           if (decoded) await out.line(opts.json ? decodedJsonLine(r, decoded) : decodedTextLine(r, decoded, c));
           else if (opts.json) await out.json(recordJson(r, encoding, stats));
@@ -113,7 +118,7 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
           return remaining > 0;
         };
         let more = true;
-        const includeControl = opts.control && !decode;
+        const includeControl = (opts.control && !decode) || decodeControl !== undefined;
         for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl })) {
           if (!(more = await onRecord(r))) break;
         }

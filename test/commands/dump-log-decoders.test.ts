@@ -15,6 +15,7 @@ import { cli } from '../helpers/cli.js';
 import { fixturePath, makeTempDir, removeTempDirs, requireFixtures } from '../helpers/fixtures.js';
 import { Log } from '../../src/engine/log/log.js';
 import { h } from '../helpers/kafka-internal.js';
+import { records, walk } from './kafka-oracle.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
@@ -120,6 +121,59 @@ describe('dump-log --transaction-log-decoder and --cluster-metadata-decoder', ()
     const records = lines(r.stdout).filter((l) => l.startsWith('| '));
     expect(records[0]).toMatch(/ key: transaction_metadata::transactionalId=tx payload: producerId:7,producerEpoch:1,state=CompleteCommit,partitions=\[orders-2\],txnLastUpdateTimestamp=200,txnTimeoutMs=60000$/);
     expect(records[1]).toMatch(/ key: transaction_metadata::transactionalId=tx payload: <DELETE>$/);
+  });
+
+  it("a transaction's partitions print in the iteration order of Kafka's Scala mutable.HashSet", async () => {
+    const dir = path.join(makeTempDir(), '__transaction_state-1');
+    const log = Log.open(dir);
+    // TransactionLogValue v0, state 1 Ongoing, partitions orders [2,0,1], payments [0..19], audit [5].
+    const topics: [string, number[]][] = [['orders', [2, 0, 1]], ['payments', [...Array(20).keys()]], ['audit', [5]]];
+    const parts = topics.map(([t, ids]) => {
+      const b = Buffer.alloc(2 + t.length + 4 + 4 * ids.length);
+      b.writeInt16BE(t.length, 0);
+      b.write(t, 2, 'latin1');
+      b.writeInt32BE(ids.length, 2 + t.length);
+      ids.forEach((id, i) => b.writeInt32BE(id, 6 + t.length + 4 * i));
+      return b;
+    });
+    const value = Buffer.concat([h('0000 0000000000000007 0001 0000ea60 01'), h('00000003'), ...parts, h('00000000000000c8 0000000000000064')]);
+    await log.append([{ key: h('0000 0002 7478'), value, timestamp: 1000 }]);
+    await log.close();
+    const r = await cli('dump-log', '--transaction-log-decoder', '--files', path.join(dir, LOG0));
+    expect(r.code).toBe(0);
+    // Derived outside logtool: a line-by-line Python transcription of Scala 2.13.15's
+    // mutable.HashSet (addAll/sizeHint/add/addElem/growTable) fed TopicPartition hashCodes (Java's
+    // String.hashCode values checked with jshell). 24 elements: the table grows 16 → 32 → 64.
+    const order =
+      'payments-4,payments-6,payments-0,payments-2,payments-12,payments-14,payments-8,payments-10,payments-19,payments-15,payments-17,orders-1,' +
+      'payments-3,payments-5,payments-1,payments-11,payments-13,payments-7,payments-9,payments-16,payments-18,orders-0,audit-5,orders-2';
+    const record = lines(r.stdout).find((l) => l.startsWith('| '))!;
+    expect(record.endsWith(` payload: producerId:7,producerEpoch:1,state=Ongoing,partitions=[${order}],txnLastUpdateTimestamp=200,txnTimeoutMs=60000`)).toBe(true);
+  });
+
+  it('--json shows a KRaft snapshot\'s control records (SnapshotHeader, KRaftVersion, KRaftVoters, SnapshotFooter) as Kafka prints them', async () => {
+    const file = fixturePath('segments', 'kraft-multisegment-rupia-2026', '__cluster_metadata-0', '00000000000000945423-0000000001.checkpoint');
+    const controls = walk(fs.readFileSync(file)).entries.filter((e) => e.isControl).flatMap((e) => records(e)!);
+    expect(controls.length).toBeGreaterThanOrEqual(2);
+    const [json, text] = await Promise.all([
+      cli('dump-log', '--cluster-metadata-decoder', '--json', '--files', file),
+      cli('dump-log', '--cluster-metadata-decoder', '--files', file),
+    ]);
+    expect(json.code).toBe(0);
+    const objects = lines(json.stdout).map((l) => JSON.parse(l) as { offset: number; control?: string; data?: unknown });
+    const shown = objects.filter((o) => o.control !== undefined);
+    expect(shown.map((o) => o.offset)).toEqual(controls.map((r) => r.offset));
+    // From the bytes: SnapshotHeader v0 = int16 version, int64 lastContainedLogTimestamp; SnapshotFooter v0 = int16 version.
+    const header = controls[0]!;
+    expect(header.key!.readInt16BE(2)).toBe(3);
+    expect(shown[0]).toEqual({ offset: header.offset, timestamp: header.timestamp, control: 'SnapshotHeader', data: { version: 0, lastContainedLogTimestamp: Number(header.value!.readBigInt64BE(2)) } });
+    expect(shown.at(-1)).toEqual({ offset: controls.at(-1)!.offset, timestamp: controls.at(-1)!.timestamp, control: 'SnapshotFooter', data: { version: 0 } });
+    // The same label and JSON as the record line of Kafka's text output.
+    const recordLines = lines(text.stdout).filter((l) => l.startsWith('| '));
+    for (const o of shown) {
+      const line = recordLines.find((l) => l.startsWith(`| offset: ${o.offset} `))!;
+      expect(line.endsWith(` headerKeys: [] ${o.control} ${JSON.stringify(o.data)}`)).toBe(true);
+    }
   });
 
   it('a KRaft metadata log: every record a known type, control records as before', async () => {

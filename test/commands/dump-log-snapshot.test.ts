@@ -7,7 +7,8 @@
  *    its `Dumping` line);
  *  - an ongoing transaction (`OptionalLong[n]`), a producer without batch metadata (no batch
  *    fields, the trailing space kept), a first sequence that wraps below 0;
- *  - a corrupt snapshot: its path and byte on stderr, exit 3, and the next file still dumped.
+ *  - a corrupt snapshot: its path and byte on stderr, exit 3, and the next file still dumped;
+ *  - --json: the same fields, one object per producer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -96,6 +97,20 @@ describe('dump-log of producer snapshots', () => {
         'producerId: 7 producerEpoch: 3 coordinatorEpoch: 2 currentTxnFirstOffset: OptionalLong[37] lastTimestamp: 1700000000000 firstSequence: 5 lastSequence: 9 lastOffset: 41 offsetDelta: 4 timestamp: 1700000000000\n' +
         'producerId: 8 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: 1700000000001 \n' +
         'producerId: 9 producerEpoch: 1 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: 5 firstSequence: 2147483646 lastSequence: 1 lastOffset: 40 offsetDelta: 3 timestamp: 5\n',
+    );
+  });
+
+  it('--json: one object per producer with the same fields, no other lines, no decoder needed', async () => {
+    const file = path.join(makeTempDir(), '00000000000000000042.snapshot');
+    fs.writeFileSync(file, snapshotBytes([
+      { pid: 7n, epoch: 3, seq: 9, last: 41n, delta: 4, ts: 1700000000000n, coord: 2, txn: 37n },
+      { pid: 8n, epoch: 0, seq: -1, last: -1n, delta: 0, ts: 1700000000001n, coord: -1, txn: -1n },
+    ]));
+    const r = await cli('dump-log', '--json', '--files', file);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      '{"producerId":7,"producerEpoch":3,"coordinatorEpoch":2,"currentTxnFirstOffset":37,"lastTimestamp":1700000000000,"firstSequence":5,"lastSequence":9,"lastOffset":41,"offsetDelta":4,"timestamp":1700000000000}\n' +
+        '{"producerId":8,"producerEpoch":0,"coordinatorEpoch":-1,"currentTxnFirstOffset":null,"lastTimestamp":1700000000001}\n',
     );
   });
 

@@ -91,7 +91,8 @@ function expectedDump(file: string, opts: { print?: boolean } = {}): { stdout: s
     const rs = records(e);
     if (!rs) throw new Error(`oracle cannot decode codec ${e.codec} in ${file}`);
     for (const r of rs) {
-      if (r.offset !== last + 1) gaps.push(`  ${last} is followed by ${r.offset}`);
+      // Scala DumpLogSegments: the first record only sets lastOffset; gaps are prepended (newest first).
+      if (last !== -1 && r.offset !== last + 1) gaps.unshift(`  ${last} is followed by ${r.offset}`);
       last = r.offset;
       out.push(expectedRecordLine(e, r, opts.print));
     }
@@ -111,6 +112,34 @@ function gapBlocks(stderr: string): Map<string, string[]> {
     else current = undefined;
   }
   return out;
+}
+
+/**
+ * The keys of a Scala 2.13.15 mutable.HashMap[String, _] after one put per key, in iteration order:
+ * HashMap.put0 and growTable transcribed (buckets of [key, improved hash] kept sorted by hash,
+ * split in order when the table doubles), with Java's String.hashCode.
+ */
+function scalaMapOrder(keys: string[]): string[] {
+  let table: [string, number][][] = Array.from({ length: 16 }, () => []);
+  let threshold = 12;
+  let size = 0;
+  for (const key of keys) {
+    if (size + 1 >= threshold) {
+      const next: [string, number][][] = Array.from({ length: table.length * 2 }, () => []);
+      for (const bucket of table) for (const n of bucket) next[n[1] & (next.length - 1)]!.push(n);
+      table = next;
+      threshold = Math.floor(table.length * 0.75);
+    }
+    let h = 0;
+    for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
+    h ^= h >>> 16;
+    const bucket = table[h & (table.length - 1)]!;
+    let at = 0;
+    while (at < bucket.length && bucket[at]![1] <= h) at++;
+    bucket.splice(at, 0, [key, h]);
+    size++;
+  }
+  return table.flatMap((b) => b.map(([k]) => k));
 }
 
 function logsOf(caseDir: string, partitions?: string[]): string[] {
@@ -150,9 +179,10 @@ describe.concurrent('§19 worked examples', () => {
       '| offset: 0 CreateTime: 1700000000000 keySize: 1 valueSize: 2 sequence: -1 headerKeys: [] key: k payload: v1',
       '| offset: 1 CreateTime: 1700000000005 keySize: -1 valueSize: 2 sequence: -1 headerKeys: [h] payload: v2',
     ]);
-    // --skip-record-metadata with printing: Kafka starts the line with "| " instead of the metadata.
+    // --skip-record-metadata with printing: the key takes the "| " prefix; the payload is always
+    // printed as " payload: " (DumpLogSegments.dumpLog), so a record without a key starts with a space.
     const skipped = lines((await cli('dump-log', '--files', file, '--print-data-log', '--skip-record-metadata')).stdout);
-    expect(skipped.slice(3)).toEqual(['| key: k payload: v1', '| payload: v2']);
+    expect(skipped.slice(3)).toEqual(['| key: k payload: v1', ' payload: v2']);
   });
 
   it('example B: a COMMIT marker prints endTxnMarker and no key/payload; an ABORT copy prints ABORT', async () => {
@@ -171,11 +201,32 @@ describe.concurrent('§19 worked examples', () => {
     const a = sections(r.stdout).get(abortFile)!;
     expect(a[1]).toMatch(/ isvalid: true$/);
     expect(a[2]).toBe('| offset: 10 CreateTime: 1700000000000 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: ABORT coordinatorEpoch: 5');
-    // Offsets 0, 1, 10: the gap goes to stderr; it is not an error. The ABORT file starts at 10 (from −1).
+    // Offsets 0, 1, 10: the gap goes to stderr; it is not an error. The ABORT file starts at 10:
+    // Kafka's tool takes its first record's offset as the start, so that is no gap.
     const gaps = gapBlocks(r.stderr);
     expect(gaps.get(file)).toEqual(['  1 is followed by 10']);
-    expect(gaps.get(abortFile)).toEqual(['  -1 is followed by 10']);
+    expect(gaps.has(abortFile)).toBe(false);
     expect(r.code).toBe(0);
+  });
+
+  it('index mismatches print as Kafka\'s prepended List: newest first, a repeated offset on each of its lines', async () => {
+    const dir = segmentWith(WORKED_EXAMPLE_A); // one batch at position 0, last offset 1
+    const idx = path.join(dir, '00000000000000000000.index');
+    fs.writeFileSync(idx, offsetIndexBytes(0, [[5, 0], [3, 0], [3, 0]]));
+    const r = await cli('dump-log', '--verify-index-only', '--files', idx);
+    expect(r.code).toBe(3);
+    expect(lines(r.stderr)).toEqual([`Mismatches in :${idx}`, '  Index offset: 3, log offset: 1', '  Index offset: 3, log offset: 1', '  Index offset: 5, log offset: 1']);
+  });
+
+  it('several files: the Non-consecutive blocks come in the order of the Scala mutable.Map Kafka keeps them in', async () => {
+    const bytes = Buffer.concat([WORKED_EXAMPLE_A, WORKED_EXAMPLE_B]); // offsets 0, 1, 10: one gap
+    const files = Array.from({ length: 13 }, (_, i) => path.join(segmentWith(bytes, `p-${i}`), LOG0));
+    const r = await cli('dump-log', '--deep-iteration', '--files', files.join(','));
+    expect(r.code).toBe(0);
+    const order = lines(r.stderr).filter((l) => l.startsWith('Non-consecutive offsets in ')).map((l) => l.slice('Non-consecutive offsets in '.length));
+    // 13 puts: the 12th finds size + 1 = 12 = 0.75 × 16 and doubles the table to 32 first.
+    expect(order).toEqual(scalaMapOrder(files));
+    expect(order).not.toEqual(files);
   });
 
   it('lastSequence and record sequences wrap past 2^31 − 1 to 0; a stale CRC prints isvalid: false, exit 3', async () => {
@@ -249,15 +300,26 @@ describe.skipIf(!hasFixtures).concurrent('broker segments, every line against th
     expect(out.filter((l) => l.includes('deleteHorizonMs: OptionalLong[')).map((l) => /OptionalLong\[(\d+)\]/.exec(l)![1])).toEqual(horizon.map((e) => String(e.baseTimestamp)));
   });
 
-  it('a compacted partition reports its offset gaps on stderr, starting from −1', async () => {
-    const file = fixturePath('segments/kraft-confluentgo-mashakosher-2025/__consumer_offsets-2', LOG0);
-    const expected = expectedDump(file).gaps;
-    expect(expected.length).toBeGreaterThan(1);
-    expect(expected[0]).toMatch(/^ {2}-1 is followed by [1-9]/);
+  it('a compacted partition reports its offset gaps on stderr, newest first, none before its first record', async () => {
     const block = lines((await run('segments/kraft-confluentgo-mashakosher-2025')).r.stderr);
-    const at = block.indexOf(`Non-consecutive offsets in ${file}`);
-    expect(at).toBeGreaterThanOrEqual(0);
-    expect(block.slice(at + 1, at + 1 + expected.length)).toEqual(expected);
+    const gapsOf = (file: string) => {
+      const at = block.indexOf(`Non-consecutive offsets in ${file}`);
+      expect(at).toBeGreaterThanOrEqual(0);
+      const rest = block.slice(at + 1);
+      return rest.slice(0, rest.findIndex((l) => !l.startsWith('  ')) >>> 0);
+    };
+    // __consumer_offsets-2 starts past offset 0 (cleaned): Kafka's tool reports no "-1 is followed by".
+    const starting = fixturePath('segments/kraft-confluentgo-mashakosher-2025/__consumer_offsets-2', LOG0);
+    expect(walk(fs.readFileSync(starting)).entries[0]!.baseOffset).toBeGreaterThan(0);
+    expect(gapsOf(starting)).toEqual(expectedDump(starting).gaps);
+    expect(gapsOf(starting).some((g) => g.startsWith('  -1 '))).toBe(false);
+    // Several gaps: printed in reverse order of meeting them (Scala prepends to a List).
+    const file = fixturePath('segments/kraft-confluentgo-mashakosher-2025/__consumer_offsets-15', LOG0);
+    const got = gapsOf(file);
+    expect(got.length).toBeGreaterThan(1);
+    expect(got).toEqual(expectedDump(file).gaps);
+    const first = (g: string) => Number(g.trim().split(' ')[0]);
+    expect(first(got[0]!)).toBeGreaterThan(first(got[got.length - 1]!));
   });
 
   it('--max-bytes reads only whole batches below the limit and never reports trailing bytes', async () => {

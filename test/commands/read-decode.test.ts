@@ -5,6 +5,7 @@
  * unless `--decode` is given (so `read --json | append` still copies a partition byte for byte),
  * and `--decode` decodes a directory of any name.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
@@ -12,6 +13,7 @@ import { cli, sh } from '../helpers/cli.js';
 import { fixturePath, makeTempDir, removeTempDirs, requireFixtures } from '../helpers/fixtures.js';
 import { Log } from '../../src/engine/log/log.js';
 import { h } from '../helpers/kafka-internal.js';
+import { records, walk } from './kafka-oracle.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
@@ -97,3 +99,24 @@ describe('read on internal topics', () => {
     expect((await cli('read', path.join(parent, 'txcopy-0'))).stdout).not.toContain('transaction_metadata');
   });
 });
+
+describe('read --decode metadata: KRaft control records', () => {
+  it('a LeaderChange control record shows as its label and JSON, the same object as dump-log --json', async () => {
+    const dir = fixturePath('segments', 'kraft-idempotent-ldipoc-2026', '__cluster_metadata-0');
+    const control = walk(fs.readFileSync(path.join(dir, '00000000000000000000.log'))).entries.find((e) => e.isControl)!;
+    const r0 = records(control)![0]!;
+    expect(r0.key!.readInt16BE(2)).toBe(2); // LEADER_CHANGE
+    const [text, json, dump] = await Promise.all([
+      cli('read', dir, '--to-offset', String(r0.offset + 1)),
+      cli('read', dir, '--decode', 'metadata', '--json', '--to-offset', String(r0.offset + 1)),
+      cli('dump-log', '--cluster-metadata-decoder', '--json', '--files', path.join(dir, '00000000000000000000.log')),
+    ]);
+    expect(text.code).toBe(0);
+    const fromDump = lines(dump.stdout).map((l) => JSON.parse(l) as { offset: number }).find((o) => o.offset === r0.offset)!;
+    expect(fromDump).toMatchObject({ control: 'LeaderChange', data: { version: 0 } });
+    expect(lines(json.stdout).map((l) => JSON.parse(l) as unknown)).toContainEqual(fromDump);
+    const line = lines(text.stdout).find((l) => l.startsWith(`${r0.offset}\t`))!;
+    expect(line.split('\t').slice(2)).toEqual(['LeaderChange', JSON.stringify((fromDump as unknown as { data: unknown }).data)]);
+  });
+});
+

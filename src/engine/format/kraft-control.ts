@@ -47,19 +47,32 @@ const decoders: Record<number, { label: string; decode: (r: Readable) => unknown
   },
 };
 
+/** KRaft control record types (ControlRecordType): LEADER_CHANGE … KRAFT_VOTERS. */
+export const isKraftControlType = (type: number): boolean => decoders[type] !== undefined;
+
+/**
+ * A KRaft control record's value decoded: Kafka's label (`SnapshotHeader`, `LeaderChange:` …) and
+ * the JSON its converter writes; undefined when the type is not one of these or the value does
+ * not decode.
+ */
+export function decodeKraftControl(type: number, value: Buffer | null): { label: string; json: KafkaJson } | undefined {
+  const d = decoders[type];
+  if (!d || !value) return undefined;
+  try {
+    const r = new Readable(value, 'control record value');
+    const json = d.decode(r) as KafkaJson;
+    r.skipTaggedFields();
+    return { label: d.label, json };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `<Label> <json>` as kafka-dump-log.sh prints a KRaft control record, or undefined when the type
  * is not one of these or the value does not decode (the caller then prints the type name).
  */
 export function describeKraftControl(type: number, value: Buffer | null): string | undefined {
-  const d = decoders[type];
-  if (!d || !value) return undefined;
-  try {
-    const r = new Readable(value, 'control record value');
-    const json = d.decode(r);
-    r.skipTaggedFields();
-    return `${d.label} ${kafkaJsonText(json as KafkaJson)}`;
-  } catch {
-    return undefined;
-  }
+  const d = decodeKraftControl(type, value);
+  return d && `${d.label} ${kafkaJsonText(d.json)}`;
 }

@@ -144,7 +144,8 @@ describe('__transaction_state and metadata records, hand-encoded', () => {
     const value = h('0001 00000000000003e8 0002 0000ea60 01 02 0274 03 00000000 00000001 00 0000000000000064 0000000000000032 00');
     expect(decodeTransactionLog({ offset: 0, key, value })).toMatchObject({
       key: 'transaction_metadata::transactionalId=tx-1',
-      payload: 'producerId:1000,producerEpoch:2,state=Ongoing,partitions=[t-0,t-1],txnLastUpdateTimestamp=100,txnTimeoutMs=60000',
+      // Scala HashSet order: TopicPartition hashes 1077 (t-0) and 1108 (t-1) fall in buckets 5 and 4 of 16.
+      payload: 'producerId:1000,producerEpoch:2,state=Ongoing,partitions=[t-1,t-0],txnLastUpdateTimestamp=100,txnTimeoutMs=60000',
       problem: false,
     });
     expect(decodeTransactionLog({ offset: 0, key, value: null }).payload).toBe('<DELETE>');

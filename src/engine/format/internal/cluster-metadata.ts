@@ -13,6 +13,7 @@ import { Readable } from './readable.js';
 import { kafkaJsonText, readMessage, type KafkaJson, type MessageSpec } from './schema.js';
 import { METADATA_SCHEMAS } from './metadata-schemas.js';
 import type { DecodedInternal, InternalRecord } from './decoded.js';
+import { decodeKraftControl } from '../kraft-control.js';
 
 const byApiKey = new Map<number, MessageSpec>(METADATA_SCHEMAS.map((s) => [s.apiKey!, s]));
 
@@ -86,4 +87,18 @@ export function decodeClusterMetadata(rec: InternalRecord): DecodedInternal {
     if (err instanceof MetadataParseError && err.detail !== undefined) json.detail = err.detail;
     return { payload: `Error at ${rec.offset}, skipping. ${err.message}`, json, problem: true };
   }
+}
+
+/**
+ * A KRaft control record of a metadata log or snapshot (LeaderChange, SnapshotHeader/Footer,
+ * KRaftVersion, KRaftVoters) as decoded output shows it: key = Kafka's label, payload = the JSON
+ * DumpLogSegments prints after it; --json {"control": label, "data": json}. Undefined when the
+ * record is not one (its key is not a control key of those types, or the value does not decode).
+ */
+export function decodeKraftControlRecord(rec: InternalRecord): DecodedInternal | undefined {
+  if (rec.key === null || rec.key.length < 4) return undefined;
+  const d = decodeKraftControl(rec.key.readInt16BE(2), rec.value);
+  if (!d) return undefined;
+  const label = d.label.replace(/:$/, '');
+  return { key: label, payload: kafkaJsonText(d.json), json: { control: label, data: d.json }, problem: false };
 }

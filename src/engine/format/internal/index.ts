@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { decodeOffsets } from './consumer-offsets.js';
 import { decodeTransactionLog } from './transaction-log.js';
-import { decodeClusterMetadata } from './cluster-metadata.js';
+import { decodeClusterMetadata, decodeKraftControlRecord } from './cluster-metadata.js';
 import type { DecodedInternal, InternalRecord } from './decoded.js';
 
 export type InternalTopicKind = 'offsets' | 'transactions' | 'metadata';
@@ -26,6 +26,15 @@ const topics: Record<string, InternalTopicKind> = {
 
 export function internalDecoder(kind: InternalTopicKind): (r: InternalRecord) => DecodedInternal {
   return decoders[kind];
+}
+
+/**
+ * The decoder of the control records a kind's decoded output shows: a metadata log's KRaft control
+ * records (kafka-dump-log.sh prints them decoded); none for the others, whose control records are
+ * transaction markers Kafka's parsers never see. Undefined for a record that is not one.
+ */
+export function internalControlDecoder(kind: InternalTopicKind): ((r: InternalRecord) => DecodedInternal | undefined) | undefined {
+  return kind === 'metadata' ? decodeKraftControlRecord : undefined;
 }
 
 /** The kind of internal topic a partition directory belongs to, by its name, if any. */

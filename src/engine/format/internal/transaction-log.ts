@@ -11,6 +11,7 @@ import { Readable } from './readable.js';
 import { readMessage, schemaNamed, type KafkaJson } from './schema.js';
 import { TRANSACTION_SCHEMAS } from './transaction-schemas.js';
 import { describeDecodeError, type DecodedInternal, type InternalRecord } from './decoded.js';
+import { javaStringHash, ScalaHashOrder } from './scala-hash-order.js';
 
 const KEY = schemaNamed(TRANSACTION_SCHEMAS, 'TransactionLogKey');
 const VALUE = schemaNamed(TRANSACTION_SCHEMAS, 'TransactionLogValue');
@@ -41,10 +42,31 @@ export function decodeTransactionLogRecord(key: Buffer, value: Buffer | null): T
   return { keyVersion, transactionalId, valueVersion, value: decoded, state };
 }
 
-/** `topic-partition` for each partition of a value (Kafka skips them for the Empty state). */
+/**
+ * `topic-partition` for each partition of a value (Kafka skips them for the Empty state), in the
+ * order Kafka prints them: TransactionMetadata.topicPartitions is a Scala mutable.HashSet filled
+ * by one `++=` per topic of the value (a Set of that topic's partitions: Set1..Set4 added one by
+ * one, larger ones without the per-element growth check), of TopicPartitions whose hashCode is
+ * 31 * (31 + partition) + topic.hashCode().
+ */
+export function kafkaPartitionOrder(groups: readonly { topic: string; partitionIds: readonly number[] }[]): string[] {
+  const set = new ScalaHashOrder<string>();
+  for (const { topic, partitionIds } of groups) {
+    const ids = [...new Set(partitionIds)];
+    set.sizeHint(ids.length);
+    const topicHash = javaStringHash(topic);
+    for (const id of ids) {
+      const hash = (Math.imul(31, (31 + id) | 0) + topicHash) | 0;
+      if (ids.length <= 4) set.put(`${id}:${topic}`, hash, `${topic}-${id}`);
+      else set.putWithoutGrowth(`${id}:${topic}`, hash, `${topic}-${id}`);
+    }
+  }
+  return set.ordered().map(([, name]) => name);
+}
+
 function partitionsOf(d: TransactionLogRecord): string[] {
-  const list = d.state === 'Empty' ? [] : ((d.value?.transactionPartitions ?? []) as { topic: string; partitionIds: number[] }[]);
-  return list.flatMap((p) => p.partitionIds.map((id) => `${p.topic}-${id}`));
+  if (d.state === 'Empty') return [];
+  return kafkaPartitionOrder((d.value?.transactionPartitions ?? []) as { topic: string; partitionIds: number[] }[]);
 }
 
 /** TransactionLog.formatRecordKeyAndValue. */

@@ -16,7 +16,8 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
-import { CLUSTER_METADATA_DIR, isBrokerLogDir } from '../engine/logdir/entries.js';
+import { CLUSTER_METADATA_DIR, META_PROPERTIES, isBrokerLogDir } from '../engine/logdir/entries.js';
+import { parseProperties, readSmallFile } from '../engine/checkpoint.js';
 import { readClusterMetadataConfigs, type ClusterMetadataConfigs, type ConfigMap } from '../engine/logdir/cluster-metadata-configs.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { parsePropertyValue, propertyToKey, rememberedConfigKeys, resolveConfig, validateConfig, type LogConfig } from '../engine/config.js';
@@ -106,22 +107,39 @@ function clusterMetadataOf(logDir: string): ClusterMetadataConfigs | undefined {
 }
 
 /**
- * A topic's configs from the log directory's metadata: the cluster-wide dynamic broker defaults
- * (by their broker names), then the topic's own; undefined when there is no metadata or it does not
- * know the topic. Configs logtool does not use (compression.type, min.insync.replicas …) are left out.
+ * A topic's configs from the log directory's metadata: the cluster-wide dynamic broker defaults,
+ * this broker's own over them (by their broker names), then the topic's own; undefined when there
+ * is no metadata or it does not know the topic. Configs logtool does not use (compression.type, min.insync.replicas …) are left out.
  */
 export function metadataTopicConfig(logDir: string, topic: string): Partial<LogConfig> | undefined {
   const md = clusterMetadataOf(logDir);
   const own = md?.topics.get(topic);
   if (!md || !own) return undefined;
   const file = path.join(logDir, CLUSTER_METADATA_DIR);
-  const clusterDefault = md.brokers.get('') ?? new Map<string, string>();
-  const fromBroker: ConfigMap = new Map();
-  for (const [name, brokerName] of BROKER_SYNONYMS) {
-    const v = clusterDefault.get(brokerName);
-    if (v !== undefined) fromBroker.set(name, v);
+  // DynamicBrokerConfig: this broker's own dynamic configs (by its node.id) over the cluster default.
+  const nodeId = brokerNodeId(logDir);
+  const layers: [string, ConfigMap | undefined][] = [
+    ['the cluster default', md.brokers.get('')],
+    [`broker ${nodeId}`, nodeId === undefined ? undefined : md.brokers.get(nodeId)],
+  ];
+  let config: Partial<LogConfig> = {};
+  for (const [whose, brokerConfigs] of layers) {
+    const fromBroker: ConfigMap = new Map();
+    for (const [name, brokerName] of BROKER_SYNONYMS) {
+      const v = brokerConfigs?.get(brokerName);
+      if (v !== undefined) fromBroker.set(name, v);
+    }
+    config = { ...config, ...kafkaConfigs(fromBroker, file, whose) };
   }
-  return { ...kafkaConfigs(fromBroker, file, 'the cluster default'), ...kafkaConfigs(own, file, `topic ${topic}`) };
+  return { ...config, ...kafkaConfigs(own, file, `topic ${topic}`) };
+}
+
+/** The broker's id from the log directory's meta.properties (node.id in KRaft, broker.id before). */
+function brokerNodeId(logDir: string): string | undefined {
+  const data = readSmallFile(realIO, path.join(logDir, META_PROPERTIES));
+  if (!data) return undefined;
+  const props = parseProperties(data.toString('utf8'));
+  return props.get('node.id') ?? props.get('broker.id');
 }
 
 function kafkaConfigs(configs: ConfigMap, file: string, whose: string): Partial<LogConfig> {

@@ -1,8 +1,8 @@
 /**
  * Topic configs of a broker's log directory decoded from its `__cluster_metadata-0` (issue 12), on
- * a hand-made KRaft broker directory: a topic's dynamic configs win over the cluster-wide dynamic
- * broker defaults (ConfigRecord BROKER, name ""), which win over Kafka's defaults for the keys
- * neither sets; explicit --config wins over all; a topic absent from the metadata is skipped with a
+ * a hand-made KRaft broker directory: a topic's dynamic configs win over this broker's dynamic
+ * configs (ConfigRecord BROKER, name = node.id), which win over the cluster-wide ones (name ""),
+ * which win over Kafka's defaults for the keys none sets; explicit --config wins over all; a topic absent from the metadata is skipped with a
  * notice; `ls` shows the decoded cleanup policy; nothing is written by the dry run or the listing.
  */
 import fs from 'node:fs';
@@ -41,7 +41,8 @@ async function brokerDir(): Promise<string> {
     configRecord(2, 'users', 'retention.ms', null), // deleted: Kafka's default again
     topicRecord('plain', 3),
     configRecord(4, '', 'log.retention.bytes', '123456'), // the cluster-wide default
-    configRecord(4, '1', 'log.retention.bytes', '7'), // one broker's: not the cluster default
+    configRecord(4, '1', 'log.retention.bytes', '7'), // another broker's: not this one's
+    configRecord(4, '2', 'log.retention.bytes', '99999'), // this broker's (node.id=2): over the cluster default
   ]);
   fs.writeFileSync(path.join(dir, 'meta.properties'), 'version=1\nnode.id=2\ncluster.id=abc\n');
   return dir;
@@ -54,10 +55,10 @@ describe('configs from __cluster_metadata in a broker’s log directory', () => 
     const r = await cli('retention', dir, '--dry-run', '--json', '--now', FAR_FUTURE);
     expect(r.code, r.stderr).toBe(0);
     const byTopic = new Map(parseRun<Line>(r.stdout).lines.map((l) => [l.topic, l]));
-    expect(byTopic.get('orders')).toMatchObject({ outcome: 'ok', configSource: 'metadata', cleanupPolicy: 'delete', retentionMs: 1000, retentionBytes: 123456 });
-    expect(byTopic.get('users')).toMatchObject({ outcome: 'ok', configSource: 'metadata', cleanupPolicy: 'compact', retentionMs: KAFKA_DEFAULT_RETENTION_MS, retentionBytes: 123456 });
+    expect(byTopic.get('orders')).toMatchObject({ outcome: 'ok', configSource: 'metadata', cleanupPolicy: 'delete', retentionMs: 1000, retentionBytes: 99999 });
+    expect(byTopic.get('users')).toMatchObject({ outcome: 'ok', configSource: 'metadata', cleanupPolicy: 'compact', retentionMs: KAFKA_DEFAULT_RETENTION_MS, retentionBytes: 99999 });
     expect(byTopic.get('users')!.deleted).toEqual([]);
-    expect(byTopic.get('plain')).toMatchObject({ outcome: 'ok', configSource: 'metadata', cleanupPolicy: 'delete', retentionMs: KAFKA_DEFAULT_RETENTION_MS, retentionBytes: 123456 });
+    expect(byTopic.get('plain')).toMatchObject({ outcome: 'ok', configSource: 'metadata', cleanupPolicy: 'delete', retentionMs: KAFKA_DEFAULT_RETENTION_MS, retentionBytes: 99999 });
     expect(byTopic.get('orders')!.deleted!.length).toBeGreaterThan(0);
     expect(byTopic.get('absent')).toMatchObject({ outcome: 'skipped' });
     expect(byTopic.get('absent')!.note).toMatch(/topic config unknown/);
@@ -65,7 +66,7 @@ describe('configs from __cluster_metadata in a broker’s log directory', () => 
 
     const explicit = await cli('retention', dir, '--topic', 'orders', '--config', 'retention.ms=60000', '--dry-run', '--json', '--now', FAR_FUTURE);
     expect(explicit.code, explicit.stderr).toBe(0);
-    expect(parseRun<Line>(explicit.stdout).lines[0]).toMatchObject({ configSource: 'explicit', retentionMs: 60000, retentionBytes: 123456 });
+    expect(parseRun<Line>(explicit.stdout).lines[0]).toMatchObject({ configSource: 'explicit', retentionMs: 60000, retentionBytes: 99999 });
   }, 120_000);
 
   it('ls shows the decoded cleanup policy, unknown only for the topic the metadata lacks', async () => {
@@ -95,7 +96,7 @@ describe('configs from __cluster_metadata in a broker’s log directory', () => 
     for (const l of lines) {
       expect(l.outcome, l.dir).toBe('problem');
       expect(l.error, l.dir).toMatchObject({ kind: 'corrupt', file: path.join(dir, '__cluster_metadata-0', '00000000000000000000.log') });
-      expect(l.error!.message).toMatch(/metadata record at offset 10 does not decode/);
+      expect(l.error!.message).toMatch(/metadata record at offset 11 does not decode/);
     }
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(treeStamps(dir)).toEqual(before);

@@ -12,14 +12,14 @@
  * after that end offset. Only committed records count in Kafka; the high watermark is not kept on
  * disk, so in a single broker's copy every record of the log is taken (a broker's copy is at most
  * its uncommitted tail ahead). Metadata transactions (BeginTransactionRecord …) are applied as
- * written, aborted ones included. The scan stops at the first batch that does not check (a torn
- * tail, as Kafka's recovery would truncate it). Read-only; memory holds one entry per topic and
+ * written, aborted ones included. The log's replay stops at the first batch that does not check (a
+ * torn tail, as Kafka's recovery would truncate it); a snapshot that does not check is an error. Read-only; memory holds one entry per topic and
  * config key, one batch at a time.
  */
 import path from 'node:path';
 import { realIO, type FileIO } from '../io.js';
 import { CorruptDataError, LogtoolError } from '../errors.js';
-import { EntryScanner } from '../segment/file-records.js';
+import { EntryScanner, scanEndError, type ScanEnd } from '../segment/file-records.js';
 import { entryRecords } from '../format/entry-records.js';
 import { isControl } from '../format/record-batch.js';
 import { decodeMetadataRecord } from '../format/internal/cluster-metadata.js';
@@ -62,7 +62,13 @@ export function readClusterMetadataConfigs(metadataDir: string, io: FileIO = rea
   const names = io.readdir(metadataDir);
   const image = new MetadataImageBuilder();
   const snapshot = newestSnapshot(names);
-  if (snapshot) replayFile(path.join(metadataDir, snapshot.name), 0, image, io);
+  if (snapshot) {
+    // A snapshot is whole or useless (Kafka validates it before loading): one that does not read to its end is an error.
+    const file = path.join(metadataDir, snapshot.name);
+    const end = replayFile(file, 0, image, io);
+    const err = scanEndError(file, end);
+    if (err) throw err;
+  }
   const fromOffset = snapshot?.endOffset ?? 0;
   const segments = names
     .map((n) => SEGMENT_RE.exec(n))
@@ -73,13 +79,13 @@ export function readClusterMetadataConfigs(metadataDir: string, io: FileIO = rea
     // A segment that ends before the snapshot's end offset holds nothing new.
     const next = segments[i + 1];
     if (next && next.base <= fromOffset) continue;
-    if (!replayFile(path.join(metadataDir, segments[i]!.name), fromOffset, image, io)) break;
+    if (replayFile(path.join(metadataDir, segments[i]!.name), fromOffset, image, io).kind !== 'end') break;
   }
   return { ...image.result(), ...(snapshot ? { snapshot: snapshot.name } : {}) };
 }
 
-/** Applies a file's records at or after `fromOffset`; false when it ended early (torn tail), so later files are not read. */
-function replayFile(file: string, fromOffset: number, image: MetadataImageBuilder, io: FileIO): boolean {
+/** Applies a file's records at or after `fromOffset`; how the scan ended (a log's torn tail ends the replay). */
+function replayFile(file: string, fromOffset: number, image: MetadataImageBuilder, io: FileIO): ScanEnd {
   const scanner = new EntryScanner({ io, path: file, verifyCrc: true, chunkBytes: 256 * 1024 });
   for (const entry of scanner.entries()) {
     if (entry.lastOffset < fromOffset || (entry.header && isControl(entry.header))) continue;
@@ -96,7 +102,7 @@ function replayFile(file: string, fromOffset: number, image: MetadataImageBuilde
       image.replay(rec.type, rec.data);
     }
   }
-  return scanner.end.kind === 'end';
+  return scanner.end;
 }
 
 type RecordData = { [field: string]: unknown } | undefined;

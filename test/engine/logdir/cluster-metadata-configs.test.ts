@@ -106,6 +106,23 @@ describe('a hand-made metadata log', () => {
     expect(plain(r).topics).toEqual({ orders: { 'cleanup.policy': 'compact', 'segment.bytes': '1048576' } });
   });
 
+  it('a torn log tail ends the replay; a torn snapshot is an error naming it', async () => {
+    const parent = makeTempDir('logtool-cmc-torn-');
+    const dir = path.join(parent, '__cluster_metadata-0');
+    await writeMetadataLog(dir, [topicRecord('orders', 1), configRecord(2, 'orders', 'retention.ms', '1000')]);
+    const logFile = path.join(dir, '00000000000000000000.log');
+    fs.truncateSync(logFile, fs.statSync(logFile).size - 3);
+    expect(plain(readClusterMetadataConfigs(dir)).topics).toEqual({ orders: {} });
+    fs.copyFileSync(logFile, path.join(dir, '00000000000000000002-0000000001.checkpoint'));
+    let message = '';
+    try {
+      readClusterMetadataConfigs(dir);
+    } catch (err) {
+      message = (err as LogtoolError).describe();
+    }
+    expect(message).toMatch(/00000000000000000002-0000000001\.checkpoint/);
+  });
+
   it('a record that does not decode is an error naming the file and byte position', async () => {
     const dir = path.join(makeTempDir('logtool-cmc-bad-'), '__cluster_metadata-0');
     await writeMetadataLog(dir, [topicRecord('orders', 1), Buffer.from([1, 4, 0, 2])]);

@@ -36,3 +36,5 @@ export { decodeTransactionLogRecord, type TransactionLogRecord } from './engine/
 export { decodeMetadataRecord, type MetadataRecord } from './engine/format/internal/cluster-metadata.js';
 export { GroupStateBuilder, type GroupState, type CommittedOffset } from './engine/format/internal/group-state.js';
 export { kafkaJsonText, type KafkaJson } from './engine/format/internal/schema.js';
+export { BrokerLock } from './engine/logdir/broker-lock.js';
+export { LogManager, type LogManagerOptions, type LoadProgressEvent } from './engine/logdir/log-manager.js';

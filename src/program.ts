@@ -118,6 +118,12 @@ export function buildProgram(options: { json?: boolean; loaded?: readonly Comman
     });
   program.addCommand(help);
   program.addHelpText('after', TOP_LEVEL_HELP);
+  // A writing command holds its log directory's broker lock for its whole run (commands/broker-lock.ts,
+  // loaded only when a command runs).
+  program.hook('preAction', async (_program, action) => {
+    brokerLocks ??= await import('./commands/broker-lock.js');
+    await brokerLocks.lockForCommand(action);
+  });
   return program;
 }
 
@@ -136,6 +142,9 @@ Examples:
   logtool verify /var/lib/kafka/orders-3 --deep
   logtool recover /var/lib/kafka/orders-3 --dry-run
   logtool help read`;
+
+/** commands/broker-lock.ts, once a command that may write has started. */
+let brokerLocks: typeof import('./commands/broker-lock.js') | undefined;
 
 /** Where runCli sends output; by default the process's own streams. */
 export interface CliStreams {
@@ -182,6 +191,7 @@ export async function runCli(argv: string[], streams: CliStreams = {}): Promise<
   } catch (err) {
     code = report(err, debug, json);
   } finally {
+    await brokerLocks?.releaseCommandLock();
     restoreOut?.();
     restoreErr?.();
   }

@@ -7,7 +7,8 @@
 import path from 'node:path';
 import { LogtoolError } from '../engine/errors.js';
 import { realIO } from '../engine/io.js';
-import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, removeQuietly, tpKey, updateOffsetCheckpoint } from '../engine/checkpoint.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, removeQuietly, tpKey } from '../engine/checkpoint.js';
+import { readDirCheckpoint, updateDirCheckpoint } from '../engine/logdir/dir-checkpoints.js';
 import { parseTopicPartition } from '../engine/log/topic-partition.js';
 
 /** How long a one-record append waits to see whether a pipe on stdin holds data. */
@@ -55,8 +56,8 @@ export function removeUnusedNewDir(dir: string, target: AppendTarget): void {
   for (const name of LOG_DIR_CHECKPOINTS) {
     const file = path.join(logDir, name);
     if (!tp || !realIO.stat(file)) continue;
-    updateOffsetCheckpoint(realIO, file, tpKey(tp.topic, tp.partition), undefined);
-    if (!target.logDirFiles.has(name) && readOffsetCheckpointTolerant(realIO, file).size === 0) removeQuietly(realIO, file);
+    updateDirCheckpoint(realIO, logDir, name, tpKey(tp.topic, tp.partition), undefined);
+    if (!target.logDirFiles.has(name) && readDirCheckpoint(realIO, logDir, name).size === 0) removeQuietly(realIO, file);
   }
   if (!target.logDirFiles.has(CLEAN_SHUTDOWN_FILE)) removeQuietly(realIO, path.join(logDir, CLEAN_SHUTDOWN_FILE));
   realIO.syncDir(logDir);

@@ -5,6 +5,7 @@
  */
 import { Command, Option } from 'commander';
 import type { Log } from '../engine/log/log.js';
+import { LogTransaction } from '../engine/partition-state/log-transaction.js';
 import { LogtoolError } from '../engine/errors.js';
 import { realIO } from '../engine/io.js';
 import { parseCompression, compressionNames } from '../engine/format/compression.js';
@@ -49,6 +50,7 @@ interface AppendOpts {
   topic?: string;
   partition?: number;
   progress?: boolean;
+  transaction?: boolean;
   [k: string]: unknown;
 }
 
@@ -68,6 +70,7 @@ export function appendCommand(): Command {
     .option('--batch-records <n>', 'at most this many records per batch', parseInteger('--batch-records', 1), 1000)
     .addOption(new Option('--compression <codec>', 'batch compression').choices([...compressionNames]))
     .option('--no-progress', 'no progress line on a terminal while reading a large input')
+    .option('--transaction', 'append the whole input as one transaction: read_committed readers see all of it or none (see README, "Transactions")')
     .option('--stats', 'print the written / committed / flushed positions and flush counters to stderr before closing')
     .option('--json', 'print {"baseOffset","lastOffset","count","status"} per batch once it is acknowledged (status: flushed, committed or written, by --flush; see docs/durability.md)');
   addFlushOptions(cmd);
@@ -101,8 +104,10 @@ Examples:
     });
     let failed: LogtoolError | undefined;
     let progress: Progress | undefined;
+    let txn: LogTransaction | undefined;
     try {
-      const appender = new BatchAppender(log, out, { json: Boolean(opts.json), compression, ackBeforeSync: opts.ackBeforeSync, batchRecords: opts.batchRecords });
+      txn = opts.transaction ? await beginTransaction(log) : undefined;
+      const appender = new BatchAppender(log, out, { json: Boolean(opts.json), compression, ackBeforeSync: opts.ackBeforeSync, batchRecords: opts.batchRecords, txn });
       if (single) {
         if (opts.value === undefined) throw new LogtoolError('usage', '--value is required (use --value "" for an empty value)');
         await appender.add({
@@ -139,7 +144,11 @@ Examples:
       await appender.flush();
       await appender.drain();
       failed = appender.failure;
+      if (txn && failed) await txn.abort();
+      else await txn?.commit();
       if (opts.stats) printStats(log);
+    } catch (e) {
+      throw txn ? await abortedBy(txn, e) : e;
     } finally {
       progress?.stop();
       await log.close();
@@ -150,6 +159,25 @@ Examples:
     if (failed) throw failed;
   });
   return cmd;
+}
+
+/** Starts `--transaction`'s transaction, saying which interrupted ones it ended first. */
+async function beginTransaction(log: Log): Promise<LogTransaction> {
+  const txn = await LogTransaction.begin(log);
+  for (const a of txn.endedDangling)
+    process.stderr.write(`note: ended the interrupted transaction of producer ${a.producerId} (from offset ${a.firstOffset}) with an ABORT marker at offset ${a.markerOffset}\n`);
+  return txn;
+}
+
+/** The error that stopped a `--transaction` run, once its transaction is aborted. */
+async function abortedBy(txn: LogTransaction, e: unknown): Promise<unknown> {
+  try {
+    await txn.abort();
+  } catch {
+    return e; // the first failure is the one reported; the next writer ends the transaction
+  }
+  if (!(e instanceof LogtoolError)) return e;
+  return new LogtoolError(e.kind, `${e.message.replace(/; the \d+ line\(s\) before it were appended, the rest of the input was not$/, '')}; the transaction was aborted: read_committed readers see none of this input`, { file: e.file, position: e.position });
 }
 
 /** One line on stderr: the three positions (offset, segment@byte) and the flush counters. */
@@ -299,7 +327,7 @@ class BatchAppender {
   constructor(
     private readonly log: Log,
     private readonly out: Output,
-    private readonly opts: { json: boolean; compression?: number; ackBeforeSync?: boolean; batchRecords: number },
+    private readonly opts: { json: boolean; compression?: number; ackBeforeSync?: boolean; batchRecords: number; txn?: LogTransaction },
   ) {
     this.maxBatchBytes = log.config.maxMessageBytes;
   }
@@ -323,7 +351,8 @@ class BatchAppender {
     this.pending = [];
     this.pendingBytes = 0;
     // Offsets are assigned here, in call order; the acknowledgement may come later.
-    const ack = this.log.append(records, { compression: this.opts.compression, ackBeforeSync: this.opts.ackBeforeSync });
+    const appendOpts = { compression: this.opts.compression, ackBeforeSync: this.opts.ackBeforeSync };
+    const ack = this.opts.txn ? this.opts.txn.append(records, appendOpts) : this.log.append(records, appendOpts);
     const handled = Promise.all([ack, this.acked]).then(async ([res]) => {
       if (res.status === 'timed-out') {
         this.failure ??= new LogtoolError('io', `batch ${res.baseOffset}..${res.lastOffset} was not confirmed durable within sync.timeout.ms; it may or may not be on disk`, { file: this.log.dir });

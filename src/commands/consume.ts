@@ -13,6 +13,7 @@
  * `logtool positions <dir>`: every group with its position and lag (log end offset − position).
  *
  * Both open the log read-only (no writer lock): they work next to a writer in another process.
+ * consume reads as a read_committed Kafka consumer (partition-state/isolation.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
@@ -24,6 +25,7 @@ import { Output, colours, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import type { LogRecord } from '../engine/format/record-batch.js';
 import { recordJson, recordText } from './read.js';
+import { committedView } from '../engine/partition-state/isolation.js';
 import { openLog, parseEncoding, parseInteger, type WarningCounter } from './shared.js';
 
 interface ConsumeOpts {
@@ -109,8 +111,10 @@ Examples:
         const format = (r: LogRecord): string => (opts.json ? JSON.stringify(recordJson(r, encoding, stats)) : recordText(r, encoding, stats, c));
         let next = from;
         let printed = 0;
-        // Read to the end without a warning: control records past the last data record are consumed too.
-        const readToEnd = (): number => ((opts.maxRecords === undefined || printed < opts.maxRecords) && counter.count === 0 ? Math.max(next, end) : next);
+        // Read to the end without a warning: control records past the last data record are consumed too
+        // — up to the last stable offset (read_committed), so an open transaction is read once committed.
+        const stableEnd = committedView(log, from).upperBound;
+        const readToEnd = (): number => ((opts.maxRecords === undefined || printed < opts.maxRecords) && counter.count === 0 ? Math.max(next, stableEnd) : next);
         if (opts.exec !== undefined) {
           // One CMD per batch of at most --exec-records; its exit status 0 is the acknowledgement.
           let batch: ExecBatch | undefined;
@@ -127,7 +131,7 @@ Examples:
             warn(`--exec command ${status.signal ? `was killed by ${status.signal}` : `exited with ${status.code}`} on records ${b.firstOffset}..${next - 1}; not committed, group ${opts.group} stays at ${stored ?? from}`);
             return false;
           };
-          for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords })) {
+          for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords, isolationLevel: 'read_committed' })) {
             batch ??= new ExecBatch(opts.exec, r.offset);
             await batch.out.line(format(r));
             batch.count++;
@@ -140,7 +144,7 @@ Examples:
           commitUpTo(readToEnd());
           return;
         }
-        for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords })) {
+        for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords, isolationLevel: 'read_committed' })) {
           if (out.closed) break;
           await out.line(format(r));
           next = r.offset + 1;

@@ -14,7 +14,7 @@ import type { Timestamp } from '../engine/format/record-batch.js';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey } from '../engine/checkpoint.js';
-import { classifyEntry, isBrokerLogDir, isKafkaEntry, isPartitionDir, listLogDir, type LogDirEntry } from '../engine/logdir/entries.js';
+import { isBrokerLogDir, logDirTarget, type LogDirEntry } from '../engine/logdir/entries.js';
 import { openLog, type WarningCounter } from './shared.js';
 import { cleanupPolicyOf } from './topic-configs.js';
 
@@ -75,22 +75,15 @@ async function listPartition(logDir: string, entry: LogDirEntry, broker: boolean
 }
 
 async function listDir(given: string, counter: WarningCounter): Promise<ListedDir> {
-  const resolved = path.resolve(given);
-  if (isPartitionDir(resolved)) {
-    const logDir = path.dirname(resolved);
-    const entry = classifyEntry(path.basename(resolved), true);
-    const rows = await partitionRows(logDir, [entry], isBrokerLogDir(logDir), counter);
+  const target = logDirTarget(given);
+  if (target.single) {
+    const rows = await partitionRows(target.logDir, target.partitions, isBrokerLogDir(target.logDir), counter);
     rows[0]!.dir = given;
     return { logDir: given, broker: false, partitions: rows, others: [] };
   }
-  const entries = listLogDir(given);
   const broker = isBrokerLogDir(given);
-  const parts = entries.filter((e) => e.kind === 'partition');
-  const others = entries.filter((e) => e.kind !== 'partition');
-  if (parts.length === 0 && !others.some(isKafkaEntry)) {
-    throw new LogtoolError('usage', 'not a log directory: it holds no partition directories (<topic>-<partition>) and no Kafka files', { file: given });
-  }
-  return { logDir: given, broker, partitions: await partitionRows(given, parts, broker, counter), others };
+  const others = target.entries.filter((e) => e.kind !== 'partition');
+  return { logDir: given, broker, partitions: await partitionRows(given, target.partitions, broker, counter), others };
 }
 
 /** The log directory's checkpoint and marker are read once; its partitions are opened one after another. */

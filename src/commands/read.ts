@@ -5,7 +5,7 @@
 import { Command } from 'commander';
 import { LogtoolError } from '../engine/errors.js';
 import { compressionName } from '../engine/format/compression.js';
-import { controlTypeOf, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf } from '../engine/format/record-batch.js';
+import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf } from '../engine/format/record-batch.js';
 import type { LogRecord } from '../engine/format/record-batch.js';
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
@@ -14,6 +14,12 @@ import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTi
 import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
 import type { EntryWithSegment } from '../engine/log/log-reader.js';
+import { entryControlMarker, ISOLATION_LEVELS, type IsolationLevel } from '../engine/partition-state/isolation.js';
+
+function parseIsolationLevel(v: string): IsolationLevel {
+  if (!(ISOLATION_LEVELS as readonly string[]).includes(v)) throw new LogtoolError('usage', `--isolation-level must be ${ISOLATION_LEVELS.join(' or ')}, not "${v}"`);
+  return v as IsolationLevel;
+}
 import { decodeOption, readDecoderKind } from './decode-options.js';
 import type { InternalTopicKind } from '../engine/format/internal/topics.js';
 
@@ -25,6 +31,7 @@ interface ReadOpts extends RangeOpts {
   encoding: string;
   batches?: boolean;
   control?: boolean;
+  isolationLevel: IsolationLevel;
   decode?: InternalTopicKind;
   raw?: boolean;
   follow?: boolean;
@@ -44,7 +51,8 @@ export function readCommand(): Command {
     .option('--json', 'one JSON object per line: {"offset","timestamp","key","value","headers"}')
     .option('--encoding <enc>', 'keys, values and header values as utf8, base64 or hex', 'utf8')
     .option('--batches', 'print batch metadata instead of records')
-    .option('--control', 'include control records (transaction markers)')
+    .option('--control', 'include control records (transaction markers; read_uncommitted only)')
+    .option('--isolation-level <level>', 'read_uncommitted (every record) or read_committed (what a Kafka read_committed consumer sees)', parseIsolationLevel, 'read_uncommitted' as IsolationLevel)
     .addOption(decodeOption())
     .option('--raw', 'text output: print records of internal topics as bytes, not decoded')
     .option('-f, --follow', 'after the last record, keep printing records as a writer appends them, until Ctrl-C (SIGINT, exit 0)')
@@ -59,6 +67,11 @@ A range is [start, end): --from-offset/--from-time start it (the later wins), --
 it (the earlier wins; a --to-time after every record ends nothing). --from-offset exactly at the log
 end prints nothing (exit 0); beyond the log end or below the log start it is exit 2, naming the log's
 [start, end). --max-records counts the records printed, after --key.
+
+--isolation-level read_committed prints what a Kafka read_committed consumer sees: no records of
+aborted transactions, no control records, nothing at or after the last stable offset (the first
+offset of the earliest open transaction) or, in a broker's log directory, the high watermark of
+replication-offset-checkpoint. --batches always lists every batch; --follow reads uncommitted.
 
 --follow polls the directory (every ${FOLLOW_POLL_MS} ms) for records a writer appends, in this or another
 process, and prints each once, in order; --to-offset, --to-time (resolved at the start), --max-records
@@ -81,6 +94,8 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
     const encoding = parseEncoding(opts.encoding);
+    if (opts.isolationLevel === 'read_committed' && (opts.control || opts.batches || opts.follow))
+      throw new LogtoolError('usage', `--isolation-level read_committed never returns control records, applies to records only and does not follow: it cannot be combined with ${opts.control ? '--control' : opts.batches ? '--batches' : '--follow'}`);
     const decodeKind = readDecoderKind(dir, opts);
     // The decoders (and their schemas) load only when a record of an internal topic is decoded.
     const decoding = decodeKind ? await import('./internal-decode.js') : undefined;
@@ -120,7 +135,7 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
         };
         let more = true;
         const includeControl = (opts.control && !decode) || decodeControl !== undefined;
-        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl })) {
+        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl, isolationLevel: opts.isolationLevel })) {
           if (!(more = await onRecord(r))) break;
         }
         if (opts.follow && more && remaining > 0) {
@@ -176,7 +191,8 @@ export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined 
     partitionLeaderEpoch: h ? h.partitionLeaderEpoch : -1,
     transactional: h ? isTransactional(h) : false,
     control: h ? isControl(h) : false,
-    ...(control ? { controlType: control } : {}),
+    ...(control ? { controlType: control.name } : {}),
+    ...(control && control.coordinatorEpoch >= 0 ? { coordinatorEpoch: control.coordinatorEpoch } : {}),
     crcValid: b.crcValid,
   };
 }
@@ -197,30 +213,22 @@ function legacyWrapperSpan(b: EntryWithSegment): { baseOffset: number; count: nu
   }
 }
 
-function describeControl(b: EntryWithSegment): string | undefined {
-  try {
-    const h = b.entry.header!;
-    if (h.recordsCount < 1 || (h.attributes & 7) !== 0) return undefined;
-    // The single control record's key starts after length, attributes, deltas and key length.
-    const recs = decodeControl(b);
-    return recs;
-  } catch {
-    return undefined;
-  }
+/** The control record's type name and, for an end-transaction marker, its coordinator epoch. */
+function describeControl(b: EntryWithSegment): { name: string; coordinatorEpoch: number } | undefined {
+  const h = b.entry.header!;
+  if (h.recordsCount < 1 || (h.attributes & 7) !== 0) return undefined;
+  const m = entryControlMarker(b.entry);
+  return m && { name: ControlType[m.type] ?? 'UNKNOWN', coordinatorEpoch: m.coordinatorEpoch };
 }
 
 import { decodeEntryRecords } from '../engine/format/entry-records.js';
-function decodeControl(b: EntryWithSegment): string | undefined {
-  const recs = decodeEntryRecords(b.entry);
-  return controlTypeOf(recs[0]?.key ?? null)?.name;
-}
 
 function batchText(b: EntryWithSegment & { crcValid: boolean | undefined }): string {
   const j = batchJson(b);
   return (
     `baseOffset: ${j.baseOffset} lastOffset: ${j.lastOffset} count: ${j.count} position: ${j.position} size: ${j.size} magic: ${j.magic} ` +
     `codec: ${j.codec} ${j.timestampType}: ${j.maxTimestamp} producerId: ${j.producerId} producerEpoch: ${j.producerEpoch} ` +
-    `baseSequence: ${j.baseSequence} isTransactional: ${j.transactional} isControl: ${j.control}${j.controlType ? ` controlType: ${j.controlType}` : ''} crcValid: ${j.crcValid}`
+    `baseSequence: ${j.baseSequence} isTransactional: ${j.transactional} isControl: ${j.control}${j.controlType ? ` controlType: ${j.controlType}` : ''}${j.coordinatorEpoch !== undefined ? ` coordinatorEpoch: ${j.coordinatorEpoch}` : ''} crcValid: ${j.crcValid}`
   );
 }
 

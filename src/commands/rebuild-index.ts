@@ -19,6 +19,7 @@ import { Command } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { DirectoryLock } from '../engine/log/lock.js';
+import { requireWritableCheckpoints } from '../engine/logdir/dir-checkpoints.js';
 import { resolveConfig } from '../engine/config.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../engine/segment/segment.js';
@@ -190,6 +191,12 @@ Examples:
       const config = resolveConfig(loadRememberedConfig(realIO, dir), configFromOptions(opts));
       // Rewriting indexes under a live writer would race its appends; verifying only reads.
       const lock = opts.verify ? undefined : DirectoryLock.acquire(dir, 'rebuild the indexes of');
+      try {
+        if (!opts.verify) requireWritableCheckpoints(realIO, path.dirname(path.resolve(dir)));
+      } catch (e) {
+        lock?.release();
+        throw e;
+      }
       const out = new Output();
       const c = colours();
       const progress = startProgress(`${opts.verify ? 'verifying' : 'rebuilding'} indexes of ${dir}`, opts.progress !== false);

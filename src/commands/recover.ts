@@ -14,12 +14,16 @@ import { Command } from 'commander';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { Log } from '../engine/log/log.js';
+import { endDanglingTransactions, isLogtoolProducerId } from '../engine/partition-state/log-transaction.js';
+import { scanProducerState } from '../engine/partition-state/isolation.js';
 import { DirectoryLock } from '../engine/log/lock.js';
+import { requireWritableCheckpoints } from '../engine/logdir/dir-checkpoints.js';
 import { requireTopicPartition } from '../engine/log/topic-partition.js';
 import { resolveConfig } from '../engine/config.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { loadLog, type LoadProgress, type LoadReport } from '../engine/recovery/loader.js';
 import { Output, colours } from '../render/output.js';
+import type { PartitionStateChange } from '../engine/partition-state/log-ends.js';
 import { formatBytes, startProgress, type Progress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
@@ -79,7 +83,7 @@ function dryRun(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) =>
  */
 async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: LoadProgress) => void): Promise<{ report: LoadReport; warnings: string[] }> {
   const planned = dryRun(dir, opts, onProgress);
-  if (!planned.report.repaired) return { report: { ...planned.report, dryRun: false }, warnings: planned.warnings };
+  if (!planned.report.repaired && !hasDanglingTransaction(dir)) return { report: { ...planned.report, dryRun: false }, warnings: planned.warnings };
   const warnings: string[] = [];
   const log = Log.open(dir, {
     create: false,
@@ -88,13 +92,40 @@ async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: Lo
     onWarning: (w) => warnings.push(describeWarning(w)),
     recovery: { forceRecoverAll: opts.full, onProgress },
   });
-  // Closing flushes what recovery wrote and checkpoints the recovery point at the log end.
-  await log.close();
+  // An interrupted `append --transaction` is ended as its coordinator would: an ABORT marker.
+  try {
+    for (const a of await endDanglingTransactions(log))
+      process.stderr.write(`note: ended the interrupted transaction of logtool producer ${a.producerId} (from offset ${a.firstOffset}) with an ABORT marker at offset ${a.markerOffset}\n`);
+  } finally {
+    // Closing flushes what recovery wrote and checkpoints the recovery point at the log end.
+    await log.close();
+  }
   return { report: log.loadReport, warnings };
+}
+
+/** True when a logtool producer's transaction is open (read-only look; a log needing repair shows what it can). */
+function hasDanglingTransaction(dir: string): boolean {
+  const log = Log.openStableSync(dir, { onWarning: () => undefined });
+  try {
+    return scanProducerState(log.segments).openTransactions().some((t) => isLogtoolProducerId(t.producerId));
+  } finally {
+    void log.close();
+  }
 }
 
 function describeWarning(w: { file: string; position?: number; message: string }): string {
   return `${w.file}${w.position !== undefined ? ` at byte ${w.position}` : ''}: ${w.message}`;
+}
+
+/** Leader epochs truncated and producer snapshots removed when a command moved the log's ends. */
+export function renderPartitionStateChange(p: PartitionStateChange | undefined, dryRun: boolean, rel: (f: string) => string): string[] {
+  if (!p) return [];
+  const lines: string[] = [];
+  const epochs = (es: { epoch: number; startOffset: number }[]) => (es.length ? es.map((e) => `${e.epoch}@${e.startOffset}`).join(' ') : 'none');
+  if (p.leaderEpochs) lines.push(`  ${dryRun ? 'would truncate' : 'truncated'}  ${rel(p.leaderEpochs.file)}: epochs ${epochs(p.leaderEpochs.before)} → ${epochs(p.leaderEpochs.after)}`);
+  for (const f of p.snapshotsRemoved) lines.push(`  ${dryRun ? 'would remove' : 'removed'}  ${rel(f)} (producer snapshot beyond the log's ends)`);
+  if (p.problem) lines.push(`  ${colours().yellow('note')}  ${p.problem}`);
+  return lines;
 }
 
 /** The human report: one line per fact, file names relative to the partition directory. */
@@ -134,6 +165,7 @@ export function renderRecoverReport(r: LoadReport): string[] {
   for (const f of r.tempFilesRemoved) lines.push(`  ${would('removed', 'would remove')}       ${f}`);
   for (const s of r.swapsCompleted) lines.push(`  ${would('swap completed', 'would complete swap')}  ${s}`);
   for (const p of r.checkpointProblems) lines.push(`  ${c.yellow('checkpoint ignored')}  ${p.file}: ${p.reason}`);
+  lines.push(...renderPartitionStateChange(r.partitionState, r.dryRun, rel));
   lines.push(`  log start offset ${r.logStartOffset}, log end offset ${r.logEndOffset}, ${r.segments} segment(s)`);
   const notChecked = r.segmentsNotChecked;
   if (notChecked.length > 0) {
@@ -202,6 +234,9 @@ Examples:
       const progress = startProgress(`recovering ${dir}`, opts.progress !== false);
       const onProgress = progressReporter(progress);
       let result: { report: LoadReport; warnings: string[] };
+      // A repair checkpoints the recovery point: a malformed checkpoint stops it before anything
+      // changes, with the checkpoint's own error (exit 3), like every writable command.
+      if (!opts.dryRun) requireWritableCheckpoints(realIO, path.dirname(path.resolve(dir)));
       try {
         result = opts.dryRun ? dryRun(dir, opts, onProgress) : await recoverForReal(dir, opts, onProgress);
       } catch (e) {

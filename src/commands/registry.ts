@@ -103,6 +103,18 @@ export const commandSpecs: readonly CommandSpec[] = [
     description: "consumer groups' committed offsets, read offline from __consumer_offsets partitions",
     load: async () => (await import('./groups.js')).groupsCommand(),
   },
+  {
+    name: 'doctor',
+    args: '<logdir...>',
+    description: 'check log directories read-only with every check logtool has, and say how to fix what it finds',
+    load: async () => (await import('./doctor.js')).doctorCommand(),
+  },
+  {
+    name: 'transactions',
+    args: '',
+    description: "a partition's transactions: list, find-hanging, abort",
+    load: async () => (await import('./transactions.js')).transactionsCommand(),
+  },
 ];
 
 /**

@@ -15,7 +15,7 @@ import { closeAfter } from './close-after.js';
 import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
-import { formatBytes } from './recover.js';
+import { formatBytes, renderPartitionStateChange } from './recover.js';
 import { formatTimestamp } from '../render/timestamp.js';
 import type { LogConfig } from '../engine/config.js';
 import { parseTopicPartition } from '../engine/log/topic-partition.js';
@@ -137,6 +137,7 @@ export function renderRetentionReport(r: RetentionReport, what: 'retention' | 'd
     lines.push(`  ${r.dryRun ? c.yellow('would delete') : c.yellow('deleted')} ${rel(d.file)} (offsets ${d.baseOffset}..${d.upperBound - 1}, ${formatBytes(d.sizeBytes)}): ${why}`);
     for (const f of d.files) if (f.keptAt) lines.push(`    ${rel(f.file)} kept at ${f.keptAt}`);
   }
+  lines.push(...renderPartitionStateChange(r.partitionState, r.dryRun, rel));
   if (r.rolled) lines.push(`  every segment ${r.dryRun ? 'would go' : 'went'}: an empty segment ${r.dryRun ? 'would be' : 'was'} rolled at offset ${r.logEndOffset} first`);
   lines.push(`  ${formatBytes(r.bytesDeleted)} in ${r.deleted.length} segment(s); segments ${r.segmentsBefore} → ${r.segmentsAfter}; log start offset ${r.logStartOffsetBefore} → ${r.logStartOffsetAfter}`);
   if (r.dryRun) lines.push(c.yellow('Dry run: nothing was changed.'));

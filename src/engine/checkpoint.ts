@@ -7,7 +7,6 @@ import path from 'node:path';
 import type { FileIO } from './io.js';
 import { LogtoolError, assert } from './errors.js';
 import { DirectoryLock } from './log/lock.js';
-import { parseTopicPartition } from './log/topic-partition.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -112,8 +111,10 @@ export function readOffsetCheckpoint(io: FileIO, filePath: string): OffsetCheckp
 export function parseOffsetCheckpoint(data: Buffer | undefined, filePath: string): OffsetCheckpoint {
   const out: OffsetCheckpoint = new Map();
   if (!data) return out;
-  for (const [topic, partition, offset] of parseCheckpoint(data.toString('utf8'), filePath, 3)) {
-    if (!/^-?\d+$/.test(partition!) || !/^-?\d+$/.test(offset!)) throw new LogtoolError('corrupt', `malformed entry "${topic} ${partition} ${offset}"`, { file: filePath });
+  const entries = parseCheckpoint(data.toString('utf8'), filePath, 3);
+  for (let i = 0; i < entries.length; i++) {
+    const [topic, partition, offset] = entries[i]!;
+    if (!/^-?\d+$/.test(partition!) || !/^-?\d+$/.test(offset!)) throw new LogtoolError('corrupt', `line ${i + 3}: malformed entry "${topic} ${partition} ${offset}"`, { file: filePath });
     out.set(tpKey(topic!, Number(partition)), Number(offset));
   }
   return out;
@@ -206,15 +207,6 @@ export function readOffsetCheckpointTolerant(io: FileIO, file: string): OffsetCh
   }
 }
 
-/** readOffsetCheckpointTolerant of bytes already read. */
-export function parseOffsetCheckpointTolerant(data: Buffer | undefined, file: string): OffsetCheckpoint {
-  try {
-    return parseOffsetCheckpoint(data, file);
-  } catch {
-    return new Map();
-  }
-}
-
 /**
  * Sets (or, with undefined, removes) one entry of an offset checkpoint in memory. Returns whether
  * that changed anything: a checkpoint file is rewritten only then, so a no-op never changes a
@@ -225,14 +217,6 @@ export function setOffsetEntry(cp: OffsetCheckpoint, key: string, offset: number
   if (offset === undefined ? !cp.has(key) : cp.get(key) === offset) return false;
   if (offset === undefined) cp.delete(key);
   else cp.set(key, offset);
-  return true;
-}
-
-/** setOffsetEntry on a checkpoint file: rewritten only when the entry changes. Returns whether it was. */
-export function updateOffsetCheckpoint(io: FileIO, filePath: string, key: string, offset: number | undefined): boolean {
-  const cp = readOffsetCheckpointTolerant(io, filePath);
-  if (!setOffsetEntry(cp, key, offset)) return false;
-  writeOffsetCheckpoint(io, filePath, cp);
   return true;
 }
 
@@ -269,35 +253,4 @@ export function parseProperties(text: string): Map<string, string> {
 export function formatProperties(props: Map<string, string>, comment?: string): string {
   const head = comment ? `# ${comment}\n` : '';
   return head + [...props.entries()].map(([k, v]) => `${k}=${v}\n`).join('');
-}
-
-/**
- * Kafka's marker covers a whole log directory: a broker that finds it trusts every partition
- * there. So logtool writes it when a writer of `partitionDir` closes only when it cannot vouch for
- * a partition it did not close: when the marker was there when the log opened (`contentAtOpen`:
- * this close restores the state the other partitions were in, with the content Kafka wrote), or
- * when this is the only partition of the directory (then empty, as Kafka before 3.7 writes it) —
- * and in both cases only if no sibling partition is held by another writer. Repairing one
- * partition of a crashed broker's directory therefore never makes Kafka skip recovery of the
- * others. Returns whether the marker was written.
- */
-export function restoreCleanShutdownMarker(io: FileIO, partitionDir: string, contentAtOpen: Buffer | undefined): boolean {
-  const logDir = path.dirname(partitionDir);
-  let siblings: string[] = [];
-  try {
-    siblings = io.readdir(logDir).filter((n) => parseTopicPartition(n) !== undefined && path.join(logDir, n) !== partitionDir);
-  } catch {
-    return false;
-  }
-  if (contentAtOpen === undefined && siblings.some((s) => io.stat(path.join(logDir, s))?.isDirectory)) return false;
-  for (const s of siblings) {
-    const p = path.join(logDir, s);
-    if (io.stat(p)?.isDirectory && DirectoryLock.isHeld(p)) return false;
-  }
-  const file = path.join(logDir, CLEAN_SHUTDOWN_FILE);
-  const content = contentAtOpen ?? Buffer.alloc(0);
-  const now = readCleanShutdownMarker(io, logDir);
-  if (now !== undefined && now.equals(content)) return false;
-  writeFileAtomic(io, file, content);
-  return true;
 }

@@ -15,10 +15,16 @@ import { createRequire } from 'node:module';
 import { assert, ioError, SymlinkError } from './errors.js';
 
 const require = createRequire(import.meta.url);
-type FsExt = { flockSync(fd: number, flags: 'ex' | 'exnb'): void };
+type FsExt = {
+  flockSync(fd: number, flags: 'ex' | 'exnb'): void;
+  fcntl(fd: number, cmd: 'setlk', type: number, callback: (err: NodeJS.ErrnoException | null) => void): void;
+};
 let fsExtLib: FsExt | undefined;
 /** fs-ext (a native add-on) is loaded on the first lock, not at start-up (issue 15). */
 const fsExt = (): FsExt => (fsExtLib ??= require('fs-ext') as FsExt);
+
+/** struct flock's l_type values (fcntl.h): Linux and most others, and macOS/BSD. */
+const LOCK_TYPES = process.platform === 'darwin' || process.platform.endsWith('bsd') ? { shared: 1, unlock: 2 } : { shared: 0, unlock: 2 };
 
 export interface FileStat {
   size: number;
@@ -62,6 +68,13 @@ export interface FileIO {
    * a layer without it (an in-memory one) leaves locking to the default layer.
    */
   flock?(fd: number, mode: 'ex' | 'exnb'): void;
+  /**
+   * A POSIX record lock over the whole file (fcntl F_SETLK): 'shared' (F_RDLCK) or 'unlock'. Fails
+   * at once with EAGAIN or EACCES when another process holds a conflicting one (Java's
+   * FileChannel.tryLock takes such a lock, exclusive). flock and fcntl locks do not see each other
+   * on Linux. Asynchronous: fs-ext's synchronous fcntl cannot pass struct flock. Optional as flock.
+   */
+  recordLock?(fd: number, mode: 'shared' | 'unlock'): Promise<void>;
   /** Creates a fresh directory `<prefix>XXXXXX` and returns its path. Optional as flock. */
   mkdtemp?(prefix: string): string;
   /** Removes an empty directory (missing is not an error). Optional as flock. */
@@ -236,6 +249,15 @@ export const nativeIO: Required<FileIO> = {
       throw ioError(e, pathOf(fd), 'flock');
     }
   },
+  recordLock(fd, mode) {
+    return new Promise((resolve, reject) => {
+      fsExt().fcntl(fd, 'setlk', LOCK_TYPES[mode], (err) => {
+        if (!err) return resolve();
+        if (err.code === 'EAGAIN' || err.code === 'EACCES') return reject(err); // the caller reports a held lock
+        reject(ioError(err, pathOf(fd), 'fcntl'));
+      });
+    });
+  },
   mkdtemp(prefix) {
     try {
       return fs.mkdtempSync(prefix);
@@ -289,6 +311,7 @@ export const realIO: Required<FileIO> = {
   syncDirAsync: (p) => current.syncDirAsync(p),
   utimes: (p, mtimeMs) => current.utimes(p, mtimeMs),
   flock: (fd, mode) => (current.flock ? current.flock(fd, mode) : nativeIO.flock(fd, mode)),
+  recordLock: (fd, mode) => (current.recordLock ? current.recordLock(fd, mode) : nativeIO.recordLock(fd, mode)),
   mkdtemp: (prefix) => (current.mkdtemp ? current.mkdtemp(prefix) : nativeIO.mkdtemp(prefix)),
   rmdir: (p) => (current.rmdir ? current.rmdir(p) : nativeIO.rmdir(p)),
 };

@@ -55,6 +55,7 @@ export class Output {
     const chunk = this.pending.join('\n') + '\n';
     this.pending = [];
     this.pendingBytes = 0;
+    if (this.stream.isTTY) clearStderrLine(); // stdout and a progress line on stderr share the terminal
     const chars = chunk.length;
     this.inFlightChars += chars;
     this.stream.write(chunk, () => {

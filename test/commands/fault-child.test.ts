@@ -70,6 +70,7 @@ describe('every I/O call fails once, in real child processes (a sample)', () => 
   it('append --flush sync with rolls: acknowledged batches survive, one error line, the next writer appends', async () => {
     const root = makeTempDir();
     const seed = path.join(root, 'seed', 't-0');
+    fs.mkdirSync(path.dirname(seed)); // append creates the partition directory, not its log directory
     const input = path.join(root, 'input.ndjson');
     fs.writeFileSync(input, Array.from({ length: 120 }, (_, i) => JSON.stringify({ key: `k${i % 9}`, value: `v${i}` })).join('\n') + '\n');
     expect((await cli('append', seed, '--key', 'first', '--value', 'record', '--segment-bytes', '1024')).code).toBe(0);
@@ -100,6 +101,7 @@ describe('every I/O call fails once, in real child processes (a sample)', () => 
   it('compact: the latest record of every key survives any failed call, one error line, the next writer appends', async () => {
     const root = makeTempDir();
     const seed = path.join(root, 'seed', 't-0');
+    fs.mkdirSync(path.dirname(seed)); // append creates the partition directory, not its log directory
     const input = path.join(root, 'input.ndjson');
     fs.writeFileSync(input, Array.from({ length: 200 }, (_, i) => JSON.stringify({ key: `k${i % 13}`, value: `v${i}` })).join('\n') + '\n');
     const setup = await cli('append', seed, '--input', input, '--batch-records', '4', '--segment-bytes', '1024', '--cleanup-policy', 'compact', '--min-cleanable-dirty-ratio', '0.01');

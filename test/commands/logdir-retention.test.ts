@@ -27,6 +27,8 @@ const FAR_FUTURE = String(Date.parse('2100-01-01T00:00:00Z'));
 describe('retention --dry-run over every broker log directory of the corpus', () => {
   it.each(cases.map((c) => [c.case, c] as [string, SegmentCase]))('%s: no deletion planned in an internal topic, none where the config is unknown', async (_n, c) => {
     const dir = copyBrokerLogDir(c);
+    // KRaft brokers: every topic of their partitions is in __cluster_metadata (test/engine/logdir/cluster-metadata-configs.test.ts).
+    const hasMetadata = fs.existsSync(path.join(dir, '__cluster_metadata-0'));
     const before = treeStamps(dir);
     // Far in the future: with logtool's defaults (delete, 7 days) every old segment would be due.
     const r = await cli('retention', dir, '--dry-run', '--json', '--now', FAR_FUTURE);
@@ -35,15 +37,18 @@ describe('retention --dry-run over every broker log directory of the corpus', ()
     expect(lines.map((l) => path.basename(l.dir)).sort()).toEqual(partitionNames(dir));
     for (const l of lines) {
       if (INTERNAL.has(l.topic)) {
-        expect(l, l.dir).toMatchObject({ outcome: 'ok', configSource: 'internal', cleanupPolicy: 'compact' });
+        expect(l, l.dir).toMatchObject({ outcome: 'ok', configSource: hasMetadata ? 'metadata' : 'internal', cleanupPolicy: 'compact' });
         expect(l.deleted, l.dir).toEqual([]);
+      } else if (hasMetadata) {
+        // No dynamic config set for these topics: Kafka's defaults (delete, 7 days).
+        expect(l, l.dir).toMatchObject({ outcome: 'ok', configSource: 'metadata', cleanupPolicy: 'delete', retentionMs: 604_800_000 });
       } else {
         expect(l, l.dir).toMatchObject({ outcome: 'skipped' });
         expect(l.note).toMatch(/topic config unknown/);
         expect(l.deleted).toBeUndefined();
       }
     }
-    expect(summary.skipped).toBe(lines.filter((l) => !INTERNAL.has(l.topic)).length);
+    expect(summary.skipped).toBe(hasMetadata ? 0 : lines.filter((l) => !INTERNAL.has(l.topic)).length);
     if (summary.skipped > 0) expect(r.stderr).toMatch(/partition\(s\) of .* skipped: topic config unknown/);
     expect(treeStamps(dir)).toEqual(before);
   }, 120_000);
@@ -57,9 +62,15 @@ describe('retention --dry-run over every broker log directory of the corpus', ()
     expect(report.segmentsBefore).toBe(2);
     expect(report.cleanupPolicy).toBe('compact');
     expect(report.deleted).toEqual([]);
-    // A partition of an ordinary topic there, alone: skipped with a notice, nothing planned.
+    // A partition of an ordinary topic there, alone: its config comes from the broker's __cluster_metadata.
     const other = partitionNames(dir).find((n) => !n.startsWith('__'))!;
-    const s = await cli('retention', path.join(dir, other), '--dry-run', '--json', '--now', FAR_FUTURE);
+    const known = await cli('retention', path.join(dir, other), '--dry-run', '--json', '--now', FAR_FUTURE);
+    expect(known.code, known.stderr).toBe(0);
+    expect(JSON.parse(known.stdout)).toMatchObject({ cleanupPolicy: 'delete', retentionMs: 604_800_000 });
+    expect(JSON.parse(known.stdout)).not.toHaveProperty('skipped');
+    // A topic the metadata does not know: skipped with a notice, nothing planned.
+    fs.cpSync(path.join(dir, other), path.join(dir, 'notinmetadata-0'), { recursive: true });
+    const s = await cli('retention', path.join(dir, 'notinmetadata-0'), '--dry-run', '--json', '--now', FAR_FUTURE);
     expect(s.code, s.stderr).toBe(0);
     expect(JSON.parse(s.stdout)).toMatchObject({ skipped: true });
     expect(s.stderr).toMatch(/topic config unknown/);

@@ -104,7 +104,8 @@ describe('ls over every broker log directory of the corpus', () => {
         expect(row.logEndOffset, `${name}: log end vs cases.json`).toBe(logEnd);
         expect(row.needsRecovery, name).toBe(row.logEndOffset > (row.recoveryPoint ?? 0));
         if (row.topic === '__consumer_offsets' || row.topic === '__transaction_state') expect(row.cleanupPolicy).toBe('compact');
-        else expect(row.cleanupPolicy).toBe('unknown');
+        // KRaft brokers: decoded from __cluster_metadata (no dynamic cleanup.policy set: Kafka's delete).
+        else expect(row.cleanupPolicy, name).toBe(fs.existsSync(path.join(dir, '__cluster_metadata-0')) ? 'delete' : 'unknown');
       }
     }
   });

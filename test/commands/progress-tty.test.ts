@@ -3,6 +3,8 @@
  * (util-linux `script`) a long verify shows counts, rate and ETA on stderr and erases the line
  * before its report; the same command on a pipe prints no progress and no escape code at all.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log/log.js';
 import { describeCounts, fitWidth, formatDuration } from '../../src/render/progress.js';
@@ -57,6 +59,20 @@ describe('progress on a terminal, nothing on a pipe', () => {
     expect(r.stdout).toContain('Everything checks out.');
     // NO_COLOR: the only escape code is the erase sequence, never a colour.
     expect(r.stdout).not.toMatch(/\x1b\[[0-9;]*m/);
+  }, 120_000);
+
+  it('append from a large input on a terminal: progress with counts, and every --json line starts on a clean line', async () => {
+    const root = path.dirname(dir);
+    const input = path.join(root, 'lines.txt');
+    fs.writeFileSync(input, Array.from({ length: 200_000 }, (_, i) => `line-${i}`).join('\n') + '\n');
+    const target = path.join(root, 'lines-0');
+    const r = await inTerminal(`${shellQuote(process.execPath)} ${shellQuote(cliPath)} append ${shellQuote(target)} --lines --flush async --json --input ${shellQuote(input)}`);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\r').some((d) => /appending .*: [\d.]+ (KiB|MiB) of [\d.]+ MiB \(\d+%\)/.test(d))).toBe(true);
+    const acks = [...r.stdout.matchAll(/\{"baseOffset"/g)].map((m) => m.index!);
+    expect(acks.length).toBeGreaterThanOrEqual(200); // batches of ≤ 1000 records, also cut where an input chunk ends
+    // Each acknowledgement line begins after a newline, or right after the progress line was erased.
+    for (const at of acks) expect(at === 0 || r.stdout[at - 1] === '\n' || r.stdout.slice(at - 4, at) === '\r\x1b[K', r.stdout.slice(Math.max(0, at - 80), at)).toBe(true);
   }, 120_000);
 
   it('the same verify on a pipe prints no progress and no escape codes', async () => {

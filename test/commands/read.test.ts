@@ -4,7 +4,7 @@
  *
  *  - `read --batches --json`: every field of every batch of broker segments (idempotent producer
  *    ids, LogAppendTime + lz4), of legacy wrappers (first inner offset and record count, which the
- *    wrapper header does not carry) and of a COMMIT marker (controlType);
+ *    wrapper header does not carry) and of a COMMIT marker (controlType, coordinatorEpoch);
  *  - `read --json` over legacy and mixed v0/v1/v2 message sets written as a `.log`;
  *  - control records are skipped unless `--control`;
  *  - `--encoding base64|hex`, and non-UTF-8 keys, values and header values surviving
@@ -67,6 +67,8 @@ function expectedBatchJson(segment: number, e: OracleEntry): Record<string, unkn
     transactional: e.isTransactional,
     control: e.isControl,
     ...(control ? { controlType: control } : {}),
+    // An end-transaction marker's value: version int16, coordinatorEpoch int32.
+    ...(control ? { coordinatorEpoch: rs![0]!.value!.readInt32BE(2) } : {}),
     crcValid: e.crcValid,
   };
 }
@@ -121,6 +123,7 @@ describe.skipIf(!hasFixtures).concurrent('read --batches --json', () => {
     const rows = jsonLines((await cli('read', dir, '--batches', '--json')).stdout);
     expect(rows).toEqual(walk(Buffer.concat([WORKED_EXAMPLE_A, WORKED_EXAMPLE_B])).entries.map((e) => expectedBatchJson(0, e)));
     expect(rows[1]).toMatchObject({ baseOffset: 10, producerId: 1000, producerEpoch: 0, partitionLeaderEpoch: 3, transactional: true, control: true, controlType: 'COMMIT', crcValid: true });
+    expect(rows[1]!.coordinatorEpoch).toEqual(expect.any(Number));
   });
 });
 

@@ -32,7 +32,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log, type LogConfig } from '../../src/api.js';
+import { Log, LogtoolError, type LogConfig } from '../../src/api.js';
 import { EntryScanner } from '../../src/engine/segment/file-records.js';
 import { checkOffsetIndex, checkTimeIndex } from '../../src/engine/recovery/index-sanity.js';
 import { parseCheckpoint } from '../../src/engine/checkpoint.js';
@@ -156,19 +156,32 @@ interface Outcome {
   /** The written record (its index in the template) of each record read, in read order. */
   readRecords: number[];
   logStartOffset: number;
+  /** The writer refused a damaged checkpoint (so no index was checked or rebuilt). */
+  refused: boolean;
 }
 
 /** Opens (recovers) and reads a damaged image; throws on any violated invariant. */
 async function openAndRead(t: Template, state: CrashState, touched: { file: string; from: number; to: number }[]): Promise<Outcome> {
   const io = new CrashFS(state, { record: false, maxOperations: MAX_OPERATIONS, maxIoBytes: MAX_IO_BYTES });
   const mentions: string[] = [];
-  const log = Log.open(t.dir, { io, config, onWarning: (w) => mentions.push(`${w.file}@${w.position ?? ''} ${w.message}`) });
+  const onWarning = (w: { file: string; position?: number; message: string }) => mentions.push(`${w.file}@${w.position ?? ''} ${w.message}`);
+  // A writer refuses a damaged checkpoint of the log directory (it would rewrite it without the
+  // other partitions' entries), naming it; the reads are then checked through a read-only open.
+  const refused: string[] = [];
+  let log: Log;
+  try {
+    log = Log.open(t.dir, { io, config, onWarning });
+  } catch (e) {
+    if (!(e instanceof LogtoolError) || e.kind !== 'corrupt' || !e.file?.endsWith('checkpoint')) throw e;
+    refused.push(e.file);
+    log = Log.open(t.dir, { io, config, readOnly: true, onWarning });
+  }
   const rep = log.loadReport;
   for (const x of rep.truncated) mentions.push(`${x.file}@${x.position} truncated`);
   for (const x of rep.segmentsDropped) mentions.push(`${x.file} dropped`);
   // An index is accounted for if rebuilt, reported, or dropped with its segment.
   const indexProblemsAndRebuilt = new Set([...rep.indexesRebuilt, ...rep.indexProblems.map((p) => p.file), ...rep.segmentsDropped.map((d) => d.file)]);
-  const checkpointProblems = new Set(rep.checkpointProblems.map((p) => p.file));
+  const checkpointProblems = new Set([...rep.checkpointProblems.map((p) => p.file), ...refused]);
   const baseOffsetTouched = touched.some((x) => x.file.endsWith('.log') && batchStarts(state.files.get(x.file) ?? Buffer.alloc(0)).some((s) => x.from < s + 8 && x.to > s));
   const check = (r: { offset: number; key: Buffer | null; value: Buffer | null; timestamp: number | bigint }) => {
     const i = originalIndexOf(r.value);
@@ -194,7 +207,7 @@ async function openAndRead(t: Template, state: CrashState, touched: { file: stri
   } finally {
     log.abandon();
   }
-  return { mentions, indexProblemsAndRebuilt, checkpointProblems, readRecords, logStartOffset };
+  return { mentions, indexProblemsAndRebuilt, checkpointProblems, readRecords, logStartOffset, refused: refused.length > 0 };
 }
 
 /**
@@ -294,7 +307,7 @@ async function runCase(t: Template, targets: string[], muts: Parameters<typeof m
       if (out.mentions.some((m) => m.startsWith(`${file}@`) && m.includes('truncated'))) stats.reportedLog++;
       else stats.readerFound++;
     }
-    if ((name.endsWith('.index') || name.endsWith('.timeindex')) && data.length > 0) {
+    if ((name.endsWith('.index') || name.endsWith('.timeindex')) && data.length > 0 && !out.refused) {
       const logSize = files.get(file.replace(/\.(time)?index$/, '.log'))?.length ?? 0;
       if (!indexSane(data, file, logSize)) {
         if (!out.indexProblemsAndRebuilt.has(file)) throw new Error(`[${t.name}] insane index ${name} ${JSON.stringify(touched)} was neither rebuilt nor reported`);

@@ -6,6 +6,7 @@
  * The corpus is read-only (../shared). Tests that need to change anything (recreate an absent
  * preallocated index, run recovery, corrupt bytes) copy a partition into a temp dir first.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -207,4 +208,23 @@ export function fileStamps(dir: string): Record<string, string> {
 
 export function hex(buf: Uint8Array): string {
   return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('hex');
+}
+
+/**
+ * Every file and directory under `dir`: relative path → sha256 of the bytes and mtime (files) or
+ * 'dir', so that comparing two snapshots proves a command created, removed or rewrote nothing.
+ */
+export function treeSnapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) {
+        out[`${path.relative(dir, p)}/`] = 'dir';
+        walk(p);
+      } else out[path.relative(dir, p)] = `${createHash('sha256').update(fs.readFileSync(p)).digest('hex')}:${fs.statSync(p).mtimeMs}`;
+    }
+  };
+  walk(dir);
+  return out;
 }

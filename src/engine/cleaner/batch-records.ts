@@ -32,6 +32,7 @@ import {
   writeVarlongBig,
   type VarintCursor,
 } from '../format/varint.js';
+import { CONTROL_ABORT, CONTROL_COMMIT, type ControlMarker } from '../partition-state/producer-state.js';
 
 /** Records of one batch, as parallel arrays (valid until the next walk). */
 export class RecordRefs {
@@ -284,5 +285,17 @@ export function controlType(refs: RecordRefs): number | undefined {
   return refs.data.readInt16BE(refs.keyStart[0]! + 2);
 }
 
-export const CONTROL_ABORT = 0;
-export const CONTROL_COMMIT = 1;
+/** The control record's type and, for an end-transaction marker, its coordinator epoch (−1 if none). */
+export function controlMarker(refs: RecordRefs): ControlMarker | undefined {
+  const type = controlType(refs);
+  if (type === undefined) return undefined;
+  let coordinatorEpoch = -1;
+  const valueLen = refs.valueLen[0]!;
+  if ((type === CONTROL_ABORT || type === CONTROL_COMMIT) && valueLen >= 6) {
+    const at = refs.keyStart[0]! + Math.max(refs.keyLen[0]!, 0) + sizeOfVarint(valueLen);
+    coordinatorEpoch = refs.data.readInt32BE(at + 2);
+  }
+  return { type, coordinatorEpoch };
+}
+
+export { CONTROL_ABORT, CONTROL_COMMIT };

@@ -10,15 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { realIO, removeTree, type FileIO } from '../io.js';
 import type { LogConfig } from '../config.js';
-import { writeInt64 } from '../format/record-batch.js';
 import { LogSegment, TXN_INDEX_SUFFIX, segmentFileName, type AppendedBatchInfo } from '../segment/segment.js';
-import { removeQuietly, writeFileDurable } from '../checkpoint.js';
+import { removeQuietly } from '../checkpoint.js';
+import { writeTxnIndex } from '../partition-state/transaction-index.js';
 import type { Allocate } from './batch-records.js';
 import { CLEANED_SUFFIX, SEGMENT_FILE_ORDER } from './swap.js';
 import type { TxnIndexEntry } from './types.js';
 
 const WRITE_BUFFER_BYTES = 1 << 20;
-const TXN_INDEX_ENTRY_BYTES = 34;
 
 export interface Output {
   readonly baseOffset: number;
@@ -124,20 +123,6 @@ export class ScratchSpace {
   }
 }
 
-/** A `.txnindex` file's bytes (Kafka's AbortedTxn entries: version, pid, first, last, LSO). */
-function txnIndexBytes(entries: TxnIndexEntry[]): Buffer {
-  const buf = Buffer.alloc(entries.length * TXN_INDEX_ENTRY_BYTES);
-  entries.forEach((t, i) => {
-    const p = i * TXN_INDEX_ENTRY_BYTES;
-    buf.writeInt16BE(0, p);
-    writeInt64(buf, p + 2, t.producerId);
-    writeInt64(buf, p + 10, t.firstOffset);
-    writeInt64(buf, p + 18, t.lastOffset);
-    writeInt64(buf, p + 26, t.lastStableOffset);
-  });
-  return buf;
-}
-
 /** Output that only counts bytes (the final pass of a dry run). */
 export function countingOutput(base: number): Output {
   const o: Output = {
@@ -181,7 +166,7 @@ export function segmentOutput(io: FileIO, c: LogConfig, dir: string, base: numbe
       seg.flush();
       const files = [seg.logPath, seg.indexPath, seg.timeIndexPath];
       if (txnEntries.length > 0) {
-        writeFileDurable(io, txnPath, txnIndexBytes(txnEntries));
+        writeTxnIndex(io, txnPath, txnEntries);
         files.push(txnPath);
       }
       // Kafka keeps the last input segment's modification time on the cleaned files.

@@ -25,10 +25,11 @@
 import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from '../format/compression.js';
 import { Attr, readBatchHeader, RECORD_BATCH_OVERHEAD, type BatchHeader } from '../format/record-batch.js';
+import { ProducerStateManager, TxnMetadata, type AbortedTxn, type ProducerState } from '../partition-state/producer-state.js';
 import type { FileIO } from '../io.js';
 import type { LogSegment } from '../segment/segment.js';
 import { BatchReader } from './batch-reader.js';
-import { CONTROL_ABORT, CONTROL_COMMIT, controlType, RecordRefs, walkRecords } from './batch-records.js';
+import { controlMarker, RecordRefs, walkRecords } from './batch-records.js';
 import { firstDirtyOffset, firstUncleanableOffset, nothingToCleanReason } from './cleanable-range.js';
 import { SegmentsCleaner } from './clean-segments.js';
 import { DEFAULT_CLEANER_MEMORY_BYTES, sizeCleanerMemory } from './memory.js';
@@ -48,23 +49,7 @@ export type { CleanableLog, CleanerOptions, CleanProgress } from './types.js';
 export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 
 // ---------------------------------------------------------------------------------------------
-// Producer state and transactions (what Kafka keeps in the producer-state manager and .txnindex)
-
-interface ProducerState {
-  epoch: number;
-  /** Last offset of the producer's last data batch in its current epoch; −1 = none. */
-  lastDataOffset: number;
-  lastTimestamp: number;
-  /** First offset of its open transaction; −1 = none. */
-  txnFirst: number;
-}
-
-export interface AbortedTxn {
-  producerId: number;
-  firstOffset: number;
-  lastOffset: number;
-  lastStableOffset: number;
-}
+// Producer state and transactions: partition-state/producer-state.ts (Kafka's ProducerStateManager)
 
 interface SegmentFacts {
   /** First entry the cleaner cannot handle (legacy format or codec not available). */
@@ -76,63 +61,10 @@ interface SegmentFacts {
 }
 
 interface LogFacts {
-  producers: Map<number, ProducerState>;
+  producers: ProducerStateManager;
   aborted: AbortedTxn[];
   lastStableOffset: number;
   segments: Map<LogSegment, SegmentFacts>;
-}
-
-/** Kafka's CleanedTransactionMetadata. */
-class TxnMetadata {
-  private readonly aborted: AbortedTxn[];
-  private next = 0;
-  private readonly ongoingCommitted = new Set<number>();
-  private readonly ongoingAborted = new Map<number, { txn: AbortedTxn; lastObservedBatchOffset: number }>();
-  /** Aborted transactions whose markers the cleaned segment keeps (its .txnindex). */
-  cleanedIndex: AbortedTxn[] | undefined;
-
-  constructor(aborted: AbortedTxn[]) {
-    this.aborted = aborted; // sorted by firstOffset
-  }
-
-  private consumeUpTo(offset: number): void {
-    while (this.next < this.aborted.length && this.aborted[this.next]!.firstOffset <= offset) {
-      const t = this.aborted[this.next++]!;
-      if (!this.ongoingAborted.has(t.producerId)) this.ongoingAborted.set(t.producerId, { txn: t, lastObservedBatchOffset: -1 });
-    }
-  }
-
-  /** A control batch was read; true if it can be discarded. */
-  onControlBatchRead(h: BatchHeader, type: number | undefined): boolean {
-    this.consumeUpTo(h.baseOffset + h.lastOffsetDelta);
-    if (type === undefined) return true; // an emptied control batch: already cleaned
-    const pid = h.producerId;
-    if (type === CONTROL_ABORT) {
-      const m = this.ongoingAborted.get(pid);
-      this.ongoingAborted.delete(pid);
-      if (m && m.lastObservedBatchOffset >= 0) {
-        this.cleanedIndex?.push(m.txn);
-        return false;
-      }
-      return true;
-    }
-    if (type === CONTROL_COMMIT) return !this.ongoingCommitted.delete(pid);
-    return false;
-  }
-
-  /** A data batch was read; true if it belongs to an aborted transaction. */
-  onBatchRead(h: BatchHeader): boolean {
-    const last = h.baseOffset + h.lastOffsetDelta;
-    this.consumeUpTo(last);
-    if ((h.attributes & Attr.transactional) === 0) return false;
-    const m = this.ongoingAborted.get(h.producerId);
-    if (m) {
-      m.lastObservedBatchOffset = last;
-      return true;
-    }
-    this.ongoingCommitted.add(h.producerId);
-    return false;
-  }
 }
 
 export class Cleaner {
@@ -274,9 +206,7 @@ export class Cleaner {
 
   /** One pass over every batch header: producer state, aborted transactions, LSO, problems. */
   private async analyze(segments: LogSegment[], firstDirty: number): Promise<LogFacts> {
-    const producers = new Map<number, ProducerState>();
-    const aborted: AbortedTxn[] = [];
-    const ongoing = new Set<number>();
+    const producers = new ProducerStateManager();
     const segFacts = new Map<LogSegment, SegmentFacts>();
     const refs = new RecordRefs();
     this.setProgress('scan', segments.reduce((n, s) => n + s.size, 0));
@@ -299,64 +229,24 @@ export class Cleaner {
         const last = h.baseOffset + h.lastOffsetDelta;
         const control = (h.attributes & Attr.control) !== 0;
         if (!control && last >= firstDirty) f.dirtyRecords += h.recordsCount;
-        const pid = h.producerId;
-        if (pid < 0) continue;
-        let p = producers.get(pid);
-        if (!p) {
-          p = { epoch: h.producerEpoch, lastDataOffset: -1, lastTimestamp: -1, txnFirst: -1 };
-          producers.set(pid, p);
-        }
-        if (control) {
-            // Kafka's maybeUpdateProducerEpoch: a new epoch clears the batch metadata.
-          if (h.producerEpoch !== p.epoch) {
-            p.lastDataOffset = -1;
-            p.epoch = h.producerEpoch;
-          }
-          p.lastTimestamp = h.maxTimestamp;
-          let type: number | undefined;
+        producers.update(h, () => {
           try {
             const b = e.batch();
             walkRecords(b.buf, b.pos, h, refs, { file: seg.logPath, filePosition: e.position });
-            type = controlType(refs);
+            return controlMarker(refs);
           } catch {
-            type = undefined;
+            return undefined;
           }
-          if ((type === CONTROL_ABORT || type === CONTROL_COMMIT) && (h.attributes & Attr.transactional) !== 0) {
-            ongoing.delete(pid);
-            if (type === CONTROL_ABORT) {
-              let lso = last + 1;
-              for (const o of ongoing) lso = Math.min(lso, producers.get(o)!.txnFirst);
-              aborted.push({ producerId: pid, firstOffset: p.txnFirst >= 0 ? p.txnFirst : h.baseOffset, lastOffset: last, lastStableOffset: lso });
-            }
-            p.txnFirst = -1;
-          }
-        } else {
-          if (h.producerEpoch !== p.epoch) {
-            p.lastDataOffset = -1;
-            p.epoch = h.producerEpoch;
-          }
-          p.lastDataOffset = last;
-          p.lastTimestamp = h.maxTimestamp;
-          if ((h.attributes & Attr.transactional) !== 0 && p.txnFirst < 0) {
-            p.txnFirst = h.baseOffset;
-            ongoing.add(pid);
-          }
-        }
+        });
         await this.maybeYield();
       }
     }
-    let lastStableOffset = this.log.nextOffset;
-    for (const pid of ongoing) lastStableOffset = Math.min(lastStableOffset, producers.get(pid)!.txnFirst);
-    aborted.sort((a, b) => a.firstOffset - b.firstOffset);
-    return { producers, aborted, lastStableOffset, segments: segFacts };
+    return { producers, aborted: producers.abortedByFirstOffset(), lastStableOffset: producers.lastStableOffset(this.log.nextOffset), segments: segFacts };
   }
 
   /** Kafka's lastRecordsOfActiveProducers: producers not expired (or with an open transaction). */
   private activeProducers(facts: LogFacts): Map<number, ProducerState> {
-    const expiry = this.opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS;
-    const out = new Map<number, ProducerState>();
-    for (const [pid, p] of facts.producers) if (p.txnFirst >= 0 || this.now - p.lastTimestamp < expiry) out.set(pid, p);
-    return out;
+    return facts.producers.activeProducers(this.now, this.opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS);
   }
 }
 

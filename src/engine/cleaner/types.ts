@@ -7,8 +7,10 @@ import type { FileIO } from '../io.js';
 import type { LogConfig } from '../config.js';
 import type { BatchHeader } from '../format/record-batch.js';
 import type { LogSegment } from '../segment/segment.js';
+import type { AbortedTxn } from '../partition-state/transaction-index.js';
 import type { PlannedDeletion } from './retention.js';
 import type { RemovedFile, StepHook } from './swap.js';
+import type { PartitionStateChange } from '../partition-state/log-ends.js';
 
 export interface RetentionOptions {
   /** Evaluate retention.ms as of this time (default now). */
@@ -50,6 +52,8 @@ export interface RetentionReport {
   bytesDeleted: number;
   segmentsBefore: number;
   segmentsAfter: number;
+  /** Leader epochs truncated and producer snapshots removed when the log start moved. */
+  partitionState?: PartitionStateChange;
 }
 
 export interface CleanerOptions {
@@ -97,14 +101,9 @@ export interface CleanableLog {
 }
 
 /** One aborted transaction as the cleaned segment's `.txnindex` records it. */
-export interface TxnIndexEntry {
-  producerId: number;
-  firstOffset: number;
-  lastOffset: number;
-  lastStableOffset: number;
-}
+export type TxnIndexEntry = AbortedTxn;
 
-/** What filtering needs of Kafka's CleanedTransactionMetadata (TxnMetadata in cleaner.ts). */
+/** What filtering needs of Kafka's CleanedTransactionMetadata (TxnMetadata in partition-state/producer-state.ts). */
 export interface CleanedTxnTracker {
   /** A control batch was read (its control type, undefined when emptied); true if it can be discarded. */
   onControlBatchRead(h: BatchHeader, type: number | undefined): boolean;

@@ -39,6 +39,8 @@ export interface AppendResult {
    * - `timed-out`: sync mode only — not flushed within syncTimeoutMs; it may or may not become durable.
    */
   status: AckStatus;
+  /** An idempotent batch that retried one of the producer's last five: nothing was written, the original offsets are returned (Log.append). */
+  duplicate?: boolean;
 }
 
 interface PendingBatch {

@@ -31,7 +31,7 @@ export interface LogOptions {
    */
   thoroughFlushIntervalMs?: number;
   /** Loader knobs for `logtool recover`: full recovery whatever the marker says, progress. */
-  recovery?: Pick<LoadOptions, 'forceRecoverAll' | 'onProgress'>;
+  recovery?: Pick<LoadOptions, 'forceRecoverAll' | 'onProgress' | 'directory'>;
   /** Apply retention in the background this often (writable opens; off when absent). See startRetention. */
   retentionCheckIntervalMs?: number;
   /**
@@ -56,7 +56,6 @@ export interface LogInit {
   recoveryPoint: number;
   onWarning: (w: LogWarning) => void;
   loadReport: LoadReport;
-  markerAtOpen?: Buffer;
   thoroughFlushIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerCheckIntervalMs?: number;

@@ -9,6 +9,7 @@ import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
 import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
+import { committedView, ReadCommittedFilter, type IsolationLevel } from '../partition-state/isolation.js';
 import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
 
 export interface ReadOptions {
@@ -20,8 +21,10 @@ export interface ReadOptions {
   toOffset?: number;
   /** Stop after this many records. */
   maxRecords?: number;
-  /** Include control records (transaction markers), skipped by default. */
+  /** Include control records (transaction markers), skipped by default (never read_committed). */
   includeControl?: boolean;
+  /** Kafka's isolation level (default read_uncommitted); see partition-state/isolation.ts. */
+  isolationLevel?: IsolationLevel;
   /** Max decompressed bytes of one batch. */
   maxDecompressedBytes?: number;
 }
@@ -98,11 +101,20 @@ export class LogReader {
     const start = this.startOffset(options);
     if (start === undefined || this.log.segments.length === 0) return;
     let remaining = options.maxRecords ?? Infinity;
-    const end = options.toOffset ?? Infinity;
+    let end = options.toOffset ?? Infinity;
+    let committed: ReadCommittedFilter | undefined;
+    if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
+      const view = committedView(this.log, start);
+      end = Math.min(end, view.upperBound);
+      committed = new ReadCommittedFilter(view.aborted);
+    }
     if (remaining <= 0 || start >= end) return;
     for (const { segment, entry } of this.entries(start, true)) {
       if (entry.lastOffset < start) continue;
-      if (entry.header && isControl(entry.header) && !options.includeControl) continue;
+      if (committed) {
+        if (entry.header && entry.header.baseOffset >= end) return;
+        if (committed.skip(entry)) continue;
+      } else if (entry.header && isControl(entry.header) && !options.includeControl) continue;
       for (const r of entryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes })) {
         if (r.offset < start) continue;
         if (r.offset >= end) return;

@@ -4,6 +4,7 @@
  */
 import type { LogSegment } from '../segment/segment.js';
 import type { Timestamp } from '../format/record-batch.js';
+import type { PartitionSource } from '../partition-state/isolation.js';
 
 export interface LogWarning {
   file: string;
@@ -24,8 +25,8 @@ export interface SegmentInfo {
   timeIndexEntries: number;
 }
 
-/** What a LogReader reads of its log (a Log satisfies it). */
-export interface ReadableLog {
+/** What a LogReader reads of its log (a Log satisfies it; read_committed needs PartitionSource). */
+export interface ReadableLog extends PartitionSource {
   readonly dir: string;
   /** Ascending by base offset; the last one is active. */
   readonly segments: readonly LogSegment[];

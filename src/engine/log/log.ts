@@ -16,22 +16,14 @@ import type { LogSegment } from '../segment/segment.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import { loadLog, type LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
-import {
-  LOG_START_OFFSET_CHECKPOINT,
-  RECOVERY_POINT_CHECKPOINT,
-  formatOffsetCheckpoint,
-  parseOffsetCheckpointTolerant,
-  readOffsetCheckpointTolerant,
-  restoreCleanShutdownMarker,
-  rewriteFileAsync,
-  setOffsetEntry,
-  tpKey,
-  updateOffsetCheckpoint,
-} from '../checkpoint.js';
+import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '../checkpoint.js';
+import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint, updateDirCheckpointAsync } from '../logdir/dir-checkpoints.js';
+import { closeWriterAndMaybeMark, markerSeenByProcess, noteWriterGone, noteWriterOpened } from '../logdir/clean-shutdown.js';
 import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
+import { AppendGuard } from '../partition-state/idempotence.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
 import { wireWriteSide } from './write-side.js';
@@ -62,6 +54,7 @@ export class Log {
   logStartOffset: number;
   private readonly segmentList: LogSegments;
   private readonly appender: AppendPath;
+  private readonly appendGuard: AppendGuard;
   private readonly roller: Roller;
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
@@ -73,11 +66,10 @@ export class Log {
   private closed = false;
   private readonly onWarning: (w: LogWarning) => void;
   readonly loadReport: LoadReport;
-  /** The clean-shutdown marker's content when this log opened (kept when close restores it). */
-  private readonly markerAtOpen: Buffer | undefined;
 
   private constructor(init: LogInit) {
     this.dir = init.dir;
+    this.appendGuard = new AppendGuard(() => this.segments, init.dir);
     this.logDir = path.dirname(init.dir);
     this.topicPartition = init.tp;
     this.config = init.config;
@@ -90,7 +82,6 @@ export class Log {
     this.lastCheckpointedRecoveryPoint = init.recoveryPoint;
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
-    this.markerAtOpen = init.markerAtOpen;
     const writeSide = wireWriteSide(
       {
         io: this.io,
@@ -135,6 +126,9 @@ export class Log {
       if (!st) throw new LogtoolError('not-found', 'no such directory', { file: dir });
     } else {
       tp = requireTopicPartition(resolved);
+      // The directory's shared checkpoints must be readable before anything changes (dir-checkpoints.ts);
+      // a LogManager checked them once for the whole directory.
+      if (!options.recovery?.directory) requireWritableCheckpoints(io, path.dirname(resolved));
       if (!st) {
         if (options.create === false) throw new LogtoolError('not-found', 'no such directory', { file: dir });
         requireCanonicalNameToCreate(resolved, tp);
@@ -147,7 +141,8 @@ export class Log {
       const remembered = loadRememberedConfig(io, resolved);
       const config = resolveConfig(remembered, options.config);
       if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
-      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, ...options.recovery });
+      const directoryMarker = readOnly ? undefined : markerSeenByProcess(path.dirname(resolved));
+      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, ...options.recovery });
       if (!readOnly) {
         // After a kill -9 the page cache may still hold data that never reached the disk. Sync
         // what lies past the recovery point once, so the flushed position reported from this open
@@ -156,7 +151,7 @@ export class Log {
         for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
         io.syncDir(resolved);
       }
-      return new Log({
+      const log = new Log({
         dir: resolved,
         tp,
         config,
@@ -169,11 +164,12 @@ export class Log {
         recoveryPoint: loaded.recoveryPoint,
         onWarning,
         loadReport: loaded.report,
-        markerAtOpen: loaded.markerContent,
         thoroughFlushIntervalMs: options.thoroughFlushIntervalMs,
         retentionCheckIntervalMs: options.retentionCheckIntervalMs,
         cleanerCheckIntervalMs: options.cleanerCheckIntervalMs,
       });
+      if (!readOnly) noteWriterOpened(resolved, loaded.markerContent);
+      return log;
     } catch (e) {
       lock?.release();
       throw e;
@@ -234,7 +230,15 @@ export class Log {
    * resolves when the batch is acknowledged under the flush mode (see AppendResult.status).
    */
   append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
-    return this.appender.append(records, options);
+    // Idempotent producer fields are checked as Kafka's broker checks them (partition-state/idempotence.ts).
+    const b = { producerId: options.producerId ?? -1, producerEpoch: options.producerEpoch ?? -1, baseSequence: options.control ? -1 : (options.baseSequence ?? -1), count: records.length, transactional: options.transactional, control: options.control ? records[0] : undefined };
+    if (b.producerId >= 0) this.ensureWritable();
+    const dup = this.appendGuard.check(b);
+    if (dup) return Promise.resolve({ baseOffset: dup.firstOffset, lastOffset: dup.lastOffset, count: records.length, status: 'written', duplicate: true });
+    const baseOffset = this.nextOffset;
+    const result = this.appender.append(records, options);
+    this.appendGuard.appended(b, baseOffset);
+    return result;
   }
 
   /**
@@ -256,7 +260,10 @@ export class Log {
    * LogAppendTime.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
-    return this.appender.appendEncoded(batch, options);
+    this.appendGuard.beforeEncoded(batch);
+    const result = this.appender.appendEncoded(batch, options);
+    this.appendGuard.appendedEncoded(batch);
+    return result;
   }
 
   /**
@@ -276,11 +283,7 @@ export class Log {
     if (!this.topicPartition) return;
     const key = tpKey(this.topicPartition.topic, this.topicPartition.partition);
     const rp = this.recoveryPoint;
-    const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
-    await rewriteFileAsync(this.io, file, (current) => {
-      const cp = parseOffsetCheckpointTolerant(current, file);
-      return setOffsetEntry(cp, key, rp) ? formatOffsetCheckpoint(cp) : undefined;
-    });
+    await updateDirCheckpointAsync(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, key, rp);
     this.lastCheckpointedRecoveryPoint = rp;
   }
 
@@ -289,8 +292,7 @@ export class Log {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
     const rp = this.recoveryPoint;
-    const file = path.join(this.logDir, RECOVERY_POINT_CHECKPOINT);
-    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), rp));
+    updateDirCheckpoint(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, tpKey(tp.topic, tp.partition), rp);
     this.lastCheckpointedRecoveryPoint = rp;
   }
 
@@ -298,10 +300,9 @@ export class Log {
   writeLogStartOffset(): void {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
-    const file = path.join(this.logDir, LOG_START_OFFSET_CHECKPOINT);
     const lso = this.logStartOffset;
     const needed = lso > this.segments[0]!.baseOffset;
-    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), needed ? lso : undefined));
+    updateDirCheckpoint(this.io, this.logDir, LOG_START_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), needed ? lso : undefined);
   }
 
   /**
@@ -450,15 +451,14 @@ export class Log {
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
   readCleanerCheckpoint(): number | undefined {
     if (!this.topicPartition) return undefined;
-    const cp = readOffsetCheckpointTolerant(this.io, path.join(this.logDir, CLEANER_OFFSET_CHECKPOINT));
+    const cp = readDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT);
     return cp.get(tpKey(this.topicPartition.topic, this.topicPartition.partition));
   }
 
   writeCleanerCheckpoint(offset: number): void {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
-    const file = path.join(this.logDir, CLEANER_OFFSET_CHECKPOINT);
-    DirectoryLock.withLock(this.logDir, () => updateOffsetCheckpoint(this.io, file, tpKey(tp.topic, tp.partition), offset));
+    updateDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), offset);
   }
 
   /**
@@ -538,11 +538,12 @@ export class Log {
         this.flusher.markFlushedAt(this.committedNextOffset);
         this.writeRecoveryPoint();
         if (this.logStartOffset > this.segments[0]!.baseOffset) this.writeLogStartOffset();
-        this.writeCleanShutdownMarker();
+        closeWriterAndMaybeMark(this.io, this.dir);
       }
     } catch (e) {
       firstError = e;
     }
+    noteWriterGone(this.dir); // a failed close leaves the marker to the directory's other writers: absent
     // Whatever failed above, every descriptor is closed and the lock released; the first failure
     // is the one reported.
     this.pipeline?.close();
@@ -572,11 +573,6 @@ export class Log {
     }
   }
 
-  /** The clean-shutdown marker on close: whether, and with what content, is checkpoint.ts's rule. */
-  private writeCleanShutdownMarker(): void {
-    restoreCleanShutdownMarker(this.io, this.dir, this.loadReport.markerFound ? (this.markerAtOpen ?? Buffer.alloc(0)) : undefined);
-  }
-
   /** Simulates a crash for tests: drops locks and fds without flushing or trimming. */
   abandon(): void {
     this.pipeline?.close();
@@ -585,6 +581,7 @@ export class Log {
     this.changes.dropPendingDeletions();
     this.closed = true;
     for (const s of this.segments) s.closeQuietly();
+    if (!this.readOnly) noteWriterGone(this.dir);
     this.lock?.release();
   }
 

@@ -15,6 +15,7 @@ import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, typ
 import { swapSegments, type RemovedFile, type StepHook } from '../cleaner/swap.js';
 import { beginChange, endChange } from '../cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
+import { followLogEnds } from '../partition-state/log-ends.js';
 import type { LogSegments } from './log-segments.js';
 import type { LogWarning } from './log-types.js';
 
@@ -106,7 +107,11 @@ export class SegmentChanges {
     const { io, dir, segments } = this.host;
     const report = this.report(plan, rules, opts);
     const raisesStart = plan.logStartOffset > this.host.logStartOffset();
-    if (opts.dryRun || (plan.deletions.length === 0 && !raisesStart)) return report;
+    if (plan.deletions.length === 0 && !raisesStart) return report;
+    if (opts.dryRun) {
+      report.partitionState = followLogEnds(io, dir, { logStartOffset: report.logStartOffsetAfter }, { dryRun: true });
+      return report;
+    }
     const token = beginChange(io, dir);
     try {
       if (plan.rollFirst) this.host.roll(rules.logEndOffset);
@@ -128,6 +133,8 @@ export class SegmentChanges {
       this.host.setLogStartOffset(Math.max(plan.logStartOffset, segments.first!.baseOffset));
       report.logStartOffsetAfter = this.host.logStartOffset();
       this.host.writeLogStartOffset();
+      // Kafka: leaderEpochCache.truncateFromStart and the snapshots below the new log start.
+      if (report.logStartOffsetAfter > report.logStartOffsetBefore) report.partitionState = followLogEnds(io, dir, { logStartOffset: report.logStartOffsetAfter });
       this.scheduleRemoval(doomed, deleted, opts.deleteDelayMs ?? this.host.config.fileDeleteDelayMs);
     } finally {
       endChange(io, dir, token);

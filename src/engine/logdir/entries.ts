@@ -109,3 +109,29 @@ export function isPartitionDir(dir: string, io: FileIO = realIO): boolean {
   if (io.stat(resolved)?.isDirectory !== true || isBrokerLogDir(resolved, io)) return false;
   return classifyEntry(name, true).kind === 'partition';
 }
+
+/** What a command-line argument names: one partition directory, or a log directory and its entries. */
+export interface LogDirTarget {
+  /** The log directory (for one partition directory, its parent). */
+  logDir: string;
+  /** True when the argument was one partition directory. */
+  single: boolean;
+  /** Every entry of the log directory, classified (none for one partition directory). */
+  entries: LogDirEntry[];
+  partitions: LogDirEntry[];
+}
+
+/**
+ * Resolves an argument of the log-directory commands (ls, doctor): a partition directory alone, or
+ * a log directory — which must hold a partition or a Kafka file (exit 2 otherwise).
+ */
+export function logDirTarget(given: string, io: FileIO = realIO): LogDirTarget {
+  const resolved = path.resolve(given);
+  if (isPartitionDir(resolved, io)) return { logDir: path.dirname(resolved), single: true, entries: [], partitions: [classifyEntry(path.basename(resolved), true)] };
+  const entries = listLogDir(given, io);
+  const partitions = entries.filter((e) => e.kind === 'partition');
+  if (partitions.length === 0 && !entries.some(isKafkaEntry)) {
+    throw new LogtoolError('usage', 'not a log directory: it holds no partition directories (<topic>-<partition>) and no Kafka files', { file: given });
+  }
+  return { logDir: given, single: false, entries, partitions };
+}

@@ -39,7 +39,7 @@ export interface OffsetIndexLimits {
  * Streams a file's whole entries to `visit` (entry bytes at buf[at, at + entrySize)). Stops early
  * when visit returns a problem. A trailing partial entry is reported by the caller's length check.
  */
-function forEachEntry(io: FileIO, file: string, entrySize: number, visit: (buf: Buffer, at: number, i: number) => IndexProblem | undefined): IndexProblem | undefined {
+export function forEachEntry(io: FileIO, file: string, entrySize: number, visit: (buf: Buffer, at: number, i: number) => IndexProblem | undefined): IndexProblem | undefined {
   const fd = io.open(file, 'r');
   try {
     const size = io.fstat(fd).size;

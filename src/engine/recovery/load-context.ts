@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
-import { readOffsetCheckpoint, tpKey } from '../checkpoint.js';
+import { RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey } from '../checkpoint.js';
 import { beginChange, endChange } from '../cleaner/generation.js';
 import { LostAndFound } from './lost-and-found.js';
 import { emptyLoadReport, type LoadOptions, type LoadReport } from './load-report.js';
@@ -72,6 +72,8 @@ export class LoadContext {
   readCheckpoint(name: string): number | undefined {
     const tp = this.opts.tp;
     if (!tp) return undefined;
+    const given = this.opts.directory;
+    if (given) return (name === RECOVERY_POINT_CHECKPOINT ? given.recoveryPoints : given.logStartOffsets).get(tpKey(tp.topic, tp.partition));
     const file = path.join(this.logDir, name);
     try {
       return readOffsetCheckpoint(this.io, file).get(tpKey(tp.topic, tp.partition));

@@ -9,6 +9,7 @@ import type { TopicPartition } from '../log/topic-partition.js';
 import type { LogWarning } from '../log/log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { SWAP_SUFFIX } from '../cleaner/swap.js';
+import type { PartitionStateChange } from '../partition-state/log-ends.js';
 
 export interface TruncationReport {
   file: string;
@@ -66,6 +67,8 @@ export interface LoadReport {
   swapsCompleted: string[];
   /** Checkpoint files that could not be read (treated as empty, as Kafka does). */
   checkpointProblems: { file: string; reason: string }[];
+  /** Leader epochs truncated and producer snapshots removed beyond a log end recovery moved. */
+  partitionState?: PartitionStateChange;
   /** True when anything on disk was (or, dry run, would be) repaired. */
   repaired: boolean;
 }
@@ -92,6 +95,17 @@ export interface LoadOptions {
   /** Compute the report of a full (non-read-only) load without changing anything. */
   dryRun?: boolean;
   onProgress?: (p: LoadProgress) => void;
+  /**
+   * The log directory's clean-shutdown marker as another writer of this process already read (and
+   * deleted) it; the loader then does not read the file (logdir/clean-shutdown.ts).
+   */
+  directoryMarker?: { content: Buffer | undefined };
+  /**
+   * What a LogManager read of the log directory once for all its partitions: the names in it that
+   * parse as this partition (the ambiguity check) and the two checkpoints (already checked to
+   * parse). The loader then reads none of them itself.
+   */
+  directory?: { names: readonly string[]; recoveryPoints: ReadonlyMap<string, number>; logStartOffsets: ReadonlyMap<string, number> };
 }
 
 export interface LoadResult {

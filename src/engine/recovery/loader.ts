@@ -46,12 +46,13 @@ import { resolveLeftovers } from './leftovers.js';
 import { openSegments } from './load-segments.js';
 import { cheapLogEnd, planRecovery, readShutdownState, type ShutdownState } from './recovery-plan.js';
 import { recoverSegments } from './segment-recovery.js';
+import { changedPartitionState, followLogEnds } from '../partition-state/log-ends.js';
 
 export type { DroppedFileReport, IndexProblemReport, LoadOptions, LoadProgress, LoadReport, LoadResult, TruncationReport } from './load-report.js';
 
 export function loadLog(opts: LoadOptions): LoadResult {
   // Checkpoint entries are keyed by topic and partition number: refuse a second directory naming it.
-  if (opts.tp) requireUnambiguousPartition(opts.dir, opts.tp, opts.io.readdir(path.dirname(opts.dir)));
+  if (opts.tp) requireUnambiguousPartition(opts.dir, opts.tp, opts.directory?.names ?? opts.io.readdir(path.dirname(opts.dir)));
   return new LogLoader(opts).load();
 }
 
@@ -127,12 +128,15 @@ class LogLoader {
     report.logStartOffset = logStartOffset;
     report.logEndOffset = nextOffset;
     report.segments = segments.length;
+    // The end moved: Kafka's loader truncates leader epochs and producer snapshots to it.
+    if (report.truncated.length > 0 || report.segmentsDropped.length > 0) report.partitionState = followLogEnds(io, opts.dir, { logEndOffset: nextOffset }, { dryRun });
     report.repaired =
       report.truncated.length > 0 ||
       report.segmentsDropped.length > 0 ||
       report.tempFilesRemoved.length > 0 ||
       report.swapsCompleted.length > 0 ||
-      report.indexProblems.length > 0;
+      report.indexProblems.length > 0 ||
+      changedPartitionState(report.partitionState);
     const recoveryPoint = state.trusted ? nextOffset : Math.min(state.recoveryPoint, nextOffset);
     return { segments, logStartOffset, nextOffset, recoveryPoint, report, markerContent: state.markerContent };
   }

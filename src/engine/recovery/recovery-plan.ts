@@ -51,9 +51,9 @@ export function cheapLogEnd(segments: LogSegment[]): { nextOffset: number; tailE
 /** Reads (and, writable, deletes) the marker and the checkpoints; decides whether the marker is trusted. */
 export function readShutdownState(ctx: LoadContext, segments: LogSegment[]): ShutdownState {
   const { io, report, opts } = ctx;
-  const markerContent = readCleanShutdownMarker(io, ctx.logDir);
+  const markerContent = opts.directoryMarker ? opts.directoryMarker.content : readCleanShutdownMarker(io, ctx.logDir);
   report.markerFound = markerContent !== undefined;
-  if (report.markerFound && !ctx.dryRun) {
+  if (report.markerFound && !ctx.dryRun && io.stat(path.join(ctx.logDir, CLEAN_SHUTDOWN_FILE))) {
     // Kafka deletes the marker as soon as it sees it (KAFKA-10471); the directory fsync makes
     // the deletion durable before this writer changes anything, so a crash cannot revive it.
     io.unlink(path.join(ctx.logDir, CLEAN_SHUTDOWN_FILE));

@@ -1,0 +1,344 @@
+/**
+ * Kafka's LogManager (core/src/main/scala/kafka/log/LogManager.scala) over one or more log
+ * directories (`log.dirs`): per directory it validates (or creates) it, takes the broker lock
+ * (broker-lock.ts), checks that the shared checkpoints can be read (dir-checkpoints.ts), and loads
+ * every partition with a bounded pool (Kafka's num.recovery.threads.per.data.dir). The
+ * clean-shutdown marker is read once per directory and written on close by clean-shutdown.ts's
+ * rule (the manager opens every partition, so it may vouch for the directory).
+ *
+ * Loading is synchronous file work on this thread; the pool bounds how many loads are in flight
+ * between turns of the event loop, so the result is the same for every pool size.
+ * Not here yet (issue 12): the background schedule (retention, flush, checkpoints, cleaner), the
+ * descriptor cache (maxOpenFiles), topic configs decoded from `__cluster_metadata`.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { realIO, removeTree, type FileIO } from '../io.js';
+import { LogtoolError } from '../errors.js';
+import { Log, type LogOptions } from '../log/log.js';
+import { parseTopicPartition, requireValidTopicName } from '../log/topic-partition.js';
+import type { LoadOptions } from '../recovery/load-report.js';
+import type { LogWarning } from '../log/log-types.js';
+import type { LogConfig } from '../config.js';
+import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '../checkpoint.js';
+import { BrokerLock } from './broker-lock.js';
+import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint } from './dir-checkpoints.js';
+import { classifyEntry, isBrokerLogDir, isKafkaEntry, listLogDir, type LogDirEntry } from './entries.js';
+
+export interface LogManagerOptions {
+  /** Open every partition read-only: no lock, nothing changes on disk (default false). */
+  readOnly?: boolean;
+  /** Create missing log directories (writable opens; default true). */
+  create?: boolean;
+  /** Partitions loaded at once per log directory (Kafka's num.recovery.threads.per.data.dir; default 2). */
+  recoveryThreadsPerDataDir?: number;
+  /** Topic configs for every log (merged over each partition's logtool.properties and the defaults). */
+  config?: Partial<LogConfig>;
+  /** Delay between renaming a deleted partition to `-delete` and removing it (default file.delete.delay.ms of `config`, 60 000). */
+  fileDeleteDelayMs?: number;
+  /** After each partition is loaded: how many of this directory's are done. */
+  onProgress?: (p: LoadProgressEvent) => void;
+  onWarning?: (w: LogWarning) => void;
+  /** Options passed to every Log.open (recovery knobs, flush intervals …). */
+  logOptions?: Omit<LogOptions, 'readOnly' | 'io' | 'onWarning' | 'config' | 'create'>;
+  io?: FileIO;
+}
+
+export interface LoadProgressEvent {
+  logDir: string;
+  partition: string;
+  done: number;
+  total: number;
+}
+
+interface DirState {
+  dir: string;
+  /** The checkpoints read once at open for every partition's load (undefined: each reads its own). */
+  snapshot: LoadOptions['directory'];
+  /** The names in the directory that parse as each partition (`t-1`, `t-01` …), for the loader's ambiguity check. */
+  namesByPartition: Map<string, string[]>;
+  lock: BrokerLock | undefined;
+  isBroker: boolean;
+  /** Partition directory names held by this directory (open logs). */
+  partitions: Set<string>;
+}
+
+function requirePartitionNumber(partition: number): void {
+  if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0x7fffffff) throw new LogtoolError('usage', `invalid partition number ${partition}`);
+}
+
+/** Kafka's LocalLog.logDeleteDirName: `<topic>-<partition>.<uuid without dashes>-delete`, the topic cut to keep 255 characters. */
+export function deleteDirName(topic: string, partition: number): string {
+  const suffix = `-${partition}.${randomUUID().replaceAll('-', '')}-delete`;
+  return `${topic.slice(0, Math.min(topic.length, 255 - suffix.length))}${suffix}`;
+}
+
+/**
+ * The directory's names and its two checkpoints, read once for all its partitions (Kafka's
+ * LogManager reads each checkpoint once per directory). undefined when a checkpoint does not
+ * parse: a reader's loads then read and report it themselves (a writer stopped before).
+ */
+function readDirectorySnapshot(io: FileIO, dir: string): LoadOptions['directory'] {
+  try {
+    return { names: [], recoveryPoints: readDirCheckpoint(io, dir, RECOVERY_POINT_CHECKPOINT), logStartOffsets: readDirCheckpoint(io, dir, LOG_START_OFFSET_CHECKPOINT) };
+  } catch (e) {
+    if (e instanceof LogtoolError && e.kind === 'corrupt') return undefined;
+    throw e;
+  }
+}
+
+export class LogManager {
+  private readonly dirs: DirState[];
+  private readonly logsByKey = new Map<string, { log: Log; dir: DirState }>();
+  private readonly pendingRemovals = new Map<NodeJS.Timeout, () => void>();
+  private closed = false;
+
+  private constructor(
+    dirs: DirState[],
+    private readonly options: LogManagerOptions,
+    private readonly io: FileIO,
+  ) {
+    this.dirs = dirs;
+  }
+
+  /** Opens every log directory and loads every partition in them (see the file comment). */
+  static async open(logDirs: readonly string[], options: LogManagerOptions = {}): Promise<LogManager> {
+    if (logDirs.length === 0) throw new LogtoolError('usage', 'give at least one log directory');
+    const io = options.io ?? realIO;
+    const threads = options.recoveryThreadsPerDataDir ?? 2;
+    if (!Number.isSafeInteger(threads) || threads < 1) throw new LogtoolError('usage', `recoveryThreadsPerDataDir must be a positive integer, not ${threads}`);
+    const resolved = [...new Set(logDirs.map((d) => path.resolve(d)))];
+    const states: DirState[] = [];
+    const manager = new LogManager(states, options, io);
+    try {
+      for (const dir of resolved) states.push(await manager.openDir(dir));
+      const seen = new Map<string, string>();
+      const plans = states.map((s) => manager.planDir(s, seen));
+      for (let i = 0; i < states.length; i++) await manager.loadDir(states[i]!, plans[i]!, threads);
+    } catch (e) {
+      await manager.close().catch(() => undefined);
+      throw e;
+    }
+    return manager;
+  }
+
+  /** Validates (or creates) one log directory and, for writing, takes its broker lock. */
+  private async openDir(dir: string): Promise<DirState> {
+    const { io, options } = this;
+    const st = io.stat(dir);
+    let created = false;
+    if (st && !st.isDirectory) throw new LogtoolError('usage', 'not a directory', { file: dir });
+    if (!st) {
+      if (options.readOnly || options.create === false) throw new LogtoolError('not-found', 'no such log directory', { file: dir });
+      if (classifyEntry(path.basename(dir), true).kind === 'partition') throw new LogtoolError('usage', 'will not create a log directory named like a partition directory (<topic>-<partition>)', { file: dir });
+      io.mkdirp(dir);
+      io.syncDir(path.dirname(dir));
+      created = true;
+    }
+    const isBroker = isBrokerLogDir(dir, io);
+    const entries = listLogDir(dir, io);
+    // Kafka's rule: a name of the form <topic>-<partition> is a partition directory.
+    if (!isBroker && classifyEntry(path.basename(dir), true).kind === 'partition' && !entries.some((e) => e.kind === 'partition')) {
+      throw new LogtoolError('usage', 'this is a partition directory (named <topic>-<partition>); give the log directory that holds it', { file: dir });
+    }
+    if (options.readOnly && !entries.some(isKafkaEntry)) throw new LogtoolError('usage', 'not a log directory: it holds no partitions and no Kafka files', { file: dir });
+    const state: DirState = { dir, snapshot: undefined, namesByPartition: new Map(), lock: undefined, isBroker, partitions: new Set() };
+    if (!options.readOnly) {
+      state.lock = await BrokerLock.acquire(dir, io, { create: created });
+      try {
+        requireWritableCheckpoints(io, dir);
+        if (!isBroker) this.finishInterruptedDeletions(dir, entries);
+      } catch (e) {
+        await state.lock.release();
+        throw e;
+      }
+    }
+    state.snapshot = readDirectorySnapshot(io, dir);
+    for (const name of io.readdir(dir)) {
+      const tp = parseTopicPartition(name);
+      if (!tp) continue;
+      const key = tpKey(tp.topic, tp.partition);
+      state.namesByPartition.set(key, [...(state.namesByPartition.get(key) ?? []), name]);
+    }
+    return state;
+  }
+
+  /** In logtool's own directories, `-delete` directories a crash left are removed now (a broker's are the broker's). */
+  private finishInterruptedDeletions(dir: string, entries: LogDirEntry[]): void {
+    for (const e of entries) if (e.kind === 'delete' && e.isDirectory) removeTree(this.io, path.join(dir, e.name));
+    if (entries.some((e) => e.kind === 'delete' && e.isDirectory)) this.io.syncDir(dir);
+  }
+
+  /** The partitions of one directory, refusing one that another directory holds too. */
+  private planDir(state: DirState, seen: Map<string, string>): LogDirEntry[] {
+    const parts = listLogDir(state.dir, this.io).filter((e) => e.kind === 'partition' && e.topicPartition);
+    for (const e of parts) {
+      const key = tpKey(e.topicPartition!.topic, e.topicPartition!.partition);
+      const here = path.join(state.dir, e.name);
+      const other = seen.get(key);
+      if (other !== undefined) throw new LogtoolError('usage', `partition ${e.name} is in two log directories: ${other} and ${here}; Kafka keeps a partition in one`, { file: here });
+      seen.set(key, here);
+    }
+    return parts;
+  }
+
+  /** Loads one directory's partitions, at most `threads` in flight; results kept in name order. */
+  private async loadDir(state: DirState, parts: LogDirEntry[], threads: number): Promise<void> {
+    const logs: (Log | undefined)[] = new Array(parts.length);
+    let next = 0;
+    let done = 0;
+    let failure: unknown;
+    const worker = async () => {
+      while (failure === undefined && next < parts.length) {
+        const i = next++;
+        const e = parts[i]!;
+        try {
+          const tp = e.topicPartition!;
+          const snapshot = state.snapshot && { ...state.snapshot, names: state.namesByPartition.get(tpKey(tp.topic, tp.partition)) ?? [] };
+          logs[i] = this.openLog(path.join(state.dir, e.name), false, snapshot);
+        } catch (err) {
+          failure ??= err;
+          return;
+        }
+        done++;
+        this.options.onProgress?.({ logDir: state.dir, partition: e.name, done, total: parts.length });
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(threads, Math.max(1, parts.length)) }, worker));
+    for (let i = 0; i < parts.length; i++) {
+      const log = logs[i];
+      if (!log) continue;
+      const tp = parts[i]!.topicPartition!;
+      this.logsByKey.set(tpKey(tp.topic, tp.partition), { log, dir: state });
+      state.partitions.add(parts[i]!.name);
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  private openLog(dir: string, create = false, directory?: LoadOptions['directory']): Log {
+    const { options } = this;
+    return Log.open(dir, {
+      ...options.logOptions,
+      recovery: { ...options.logOptions?.recovery, directory },
+      io: this.io,
+      readOnly: options.readOnly ?? false,
+      create,
+      config: options.config,
+      rememberConfig: false,
+      onWarning: options.onWarning,
+    });
+  }
+
+  /** The log directories, in the order given. */
+  get logDirs(): string[] {
+    return this.dirs.map((d) => d.dir);
+  }
+
+  /** Every open log, by log directory then topic and partition. */
+  allLogs(): Log[] {
+    return [...this.logsByKey.values()].map((v) => v.log);
+  }
+
+  getLog(topic: string, partition: number): Log | undefined {
+    return this.logsByKey.get(tpKey(topic, partition))?.log;
+  }
+
+  private ensureWritable(): void {
+    if (this.closed) throw new LogtoolError('closed', 'the log manager is closed');
+    if (this.options.readOnly) throw new LogtoolError('usage', 'the log manager was opened read-only');
+  }
+
+  /**
+   * The partition's log, created when missing in the log directory holding the fewest partitions
+   * (Kafka's rule; the first given wins a tie). The topic name is checked as Kafka checks it.
+   */
+  getOrCreateLog(topic: string, partition: number): Log {
+    requireValidTopicName(topic);
+    requirePartitionNumber(partition);
+    const existing = this.getLog(topic, partition);
+    if (existing) return existing;
+    this.ensureWritable();
+    let target = this.dirs[0]!;
+    for (const d of this.dirs) if (d.partitions.size < target.partitions.size) target = d;
+    const name = `${topic}-${partition}`;
+    const log = this.openLog(path.join(target.dir, name), true);
+    this.logsByKey.set(tpKey(topic, partition), { log, dir: target });
+    target.partitions.add(name);
+    return log;
+  }
+
+  /**
+   * Deletes a partition as Kafka does: closes its log, renames its directory to
+   * `<topic>-<partition>.<uuid>-delete` (durably), drops its checkpoint entries, and removes the
+   * directory after fileDeleteDelayMs. A crash in between is completed by the next writable open
+   * of a logtool directory. Returns the `-delete` path.
+   */
+  async deletePartition(topic: string, partition: number): Promise<string> {
+    this.ensureWritable();
+    const key = tpKey(topic, partition);
+    const held = this.logsByKey.get(key);
+    if (!held) throw new LogtoolError('not-found', `no partition ${partition} of topic ${topic} in ${this.logDirs.join(', ')}`);
+    const { log, dir } = held;
+    await log.close();
+    this.logsByKey.delete(key);
+    const name = path.basename(log.dir);
+    dir.partitions.delete(name);
+    const doomed = path.join(dir.dir, deleteDirName(topic, partition));
+    this.io.rename(log.dir, doomed);
+    this.io.syncDir(dir.dir);
+    for (const cp of [RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT]) updateDirCheckpoint(this.io, dir.dir, cp, key, undefined);
+    const remove = () => removeTree(this.io, doomed);
+    const delayMs = this.options.fileDeleteDelayMs ?? this.options.config?.fileDeleteDelayMs ?? 60_000;
+    if (delayMs <= 0) remove();
+    else {
+      const t = setTimeout(() => {
+        this.pendingRemovals.delete(t);
+        try {
+          remove();
+        } catch (e) {
+          this.options.onWarning?.({ file: doomed, message: `removing the deleted partition failed: ${(e as Error).message}; the next open removes it` });
+        }
+      }, delayMs);
+      t.unref();
+      this.pendingRemovals.set(t, remove);
+    }
+    return doomed;
+  }
+
+  /**
+   * Closes every log (each writes its checkpoints; the last of a directory writes the marker when
+   * the directory is consistent), removes partitions waiting for deletion, releases the locks.
+   * The first failure is the one reported, after everything was closed.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    let firstError: unknown;
+    for (const { log } of this.logsByKey.values()) {
+      try {
+        await log.close();
+      } catch (e) {
+        firstError ??= e;
+      }
+    }
+    this.logsByKey.clear();
+    for (const [t, remove] of this.pendingRemovals) {
+      clearTimeout(t);
+      try {
+        remove();
+      } catch (e) {
+        firstError ??= e;
+      }
+    }
+    this.pendingRemovals.clear();
+    for (const d of this.dirs) {
+      try {
+        await d.lock?.release();
+      } catch (e) {
+        firstError ??= e;
+      }
+    }
+    if (firstError !== undefined) throw firstError;
+  }
+}

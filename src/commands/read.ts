@@ -20,9 +20,8 @@ function parseIsolationLevel(v: string): IsolationLevel {
   if (!(ISOLATION_LEVELS as readonly string[]).includes(v)) throw new LogtoolError('usage', `--isolation-level must be ${ISOLATION_LEVELS.join(' or ')}, not "${v}"`);
   return v as IsolationLevel;
 }
-import { decodedJsonLine, decodedTextLine, decodeOption, decoderFor, readDecoderKind } from './internal-decode.js';
-import { internalControlDecoder } from '../engine/format/internal/index.js';
-import type { InternalTopicKind } from '../engine/format/internal/index.js';
+import { decodeOption, readDecoderKind } from './decode-options.js';
+import type { InternalTopicKind } from '../engine/format/internal/topics.js';
 
 interface ReadOpts extends RangeOpts {
   fromOffset?: number;
@@ -98,10 +97,12 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
     if (opts.isolationLevel === 'read_committed' && (opts.control || opts.batches || opts.follow))
       throw new LogtoolError('usage', `--isolation-level read_committed never returns control records, applies to records only and does not follow: it cannot be combined with ${opts.control ? '--control' : opts.batches ? '--batches' : '--follow'}`);
     const decodeKind = readDecoderKind(dir, opts);
-    const decode = decodeKind ? decoderFor(decodeKind) : undefined;
+    // The decoders (and their schemas) load only when a record of an internal topic is decoded.
+    const decoding = decodeKind ? await import('./internal-decode.js') : undefined;
+    const decode = decoding && decodeKind ? decoding.decoderFor(decodeKind) : undefined;
     // A metadata log's KRaft control records are decoded too. Records carry no batch flags here, but
     // Kafka writes metadata records without keys and control records with one, so the key tells them.
-    const decodeControl = decodeKind ? internalControlDecoder(decodeKind) : undefined;
+    const decodeControl = decoding && decodeKind ? decoding.internalControlDecoder(decodeKind) : undefined;
     const out = new Output();
     const counter: WarningCounter = { count: 0 };
     const log = openLog(dir, { readOnly: true }, counter);
@@ -127,7 +128,7 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
           remaining--;
           const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
-          if (decoded) await out.line(opts.json ? decodedJsonLine(r, decoded) : decodedTextLine(r, decoded, c));
+          if (decoded && decoding) await out.line(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
           else if (opts.json) await out.json(recordJson(r, encoding, stats));
           else await out.line(recordText(r, encoding, stats, c));
           return remaining > 0;

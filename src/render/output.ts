@@ -1,7 +1,9 @@
 /**
- * Output for pipes: lines are buffered and written with backpressure (await drain), and a closed
- * pipe (EPIPE, as with `| head`) ends the command quietly instead of throwing. The CLI never calls
- * process.exit(): it sets process.exitCode and lets stdout drain.
+ * Output for pipes: lines are buffered and written one chunk (one string) at a time with bounded
+ * backpressure — up to MAX_IN_FLIGHT_CHARS may be written but not yet taken by the reader, so the
+ * command goes on producing while the pipe drains — and a closed pipe (EPIPE, as with `| head`)
+ * ends the command quietly instead of throwing. The CLI never calls process.exit(): it sets
+ * process.exitCode and lets stdout drain.
  */
 import { Chalk, type ChalkInstance } from 'chalk';
 import { colourLevel } from './colour-level.js';
@@ -10,11 +12,17 @@ import { clearStderrLine } from './stderr-line.js';
 export { colourLevel };
 
 const FLUSH_AT_BYTES = 64 * 1024;
+/** Characters handed to the stream and not yet written out before line()/flush() wait (at most 3 bytes each in UTF-8). */
+export const MAX_IN_FLIGHT_CHARS = 1024 * 1024;
 
 export class Output {
   private readonly stream: NodeJS.WriteStream;
   private pending: string[] = [];
   private pendingBytes = 0;
+  /** Characters written to the stream whose write has not completed yet. */
+  private inFlightChars = 0;
+  /** Wakes a flush waiting for the in-flight characters to go down. */
+  private wake: (() => void) | undefined;
   /** True once the reader of our stdout went away. */
   closed = false;
 
@@ -38,27 +46,38 @@ export class Output {
     if (this.pendingBytes >= FLUSH_AT_BYTES) await this.flush();
   }
 
-  /** Writes what is queued; resolves once the stream can take more. */
+  /**
+   * Writes what is queued as one chunk; resolves at once while at most MAX_IN_FLIGHT_CHARS are
+   * still being written, else once enough of them are (or the stream closed).
+   */
   async flush(): Promise<void> {
     if (this.closed || this.pending.length === 0) return;
     const chunk = this.pending.join('\n') + '\n';
     this.pending = [];
     this.pendingBytes = 0;
     if (this.stream.isTTY) clearStderrLine(); // stdout and a progress line on stderr share the terminal
-    const ok = this.stream.write(chunk);
-    if (!ok && !this.closed) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.stream.off('drain', done);
-          this.stream.off('error', done);
-          this.stream.off('close', done);
-          resolve();
-        };
-        this.stream.once('drain', done);
-        this.stream.once('error', done);
-        this.stream.once('close', done);
-      });
-    }
+    const chars = chunk.length;
+    this.inFlightChars += chars;
+    this.stream.write(chunk, () => {
+      this.inFlightChars -= chars;
+      this.wake?.();
+    });
+    while (this.inFlightChars > MAX_IN_FLIGHT_CHARS && !this.closed && !this.stream.destroyed) await this.oneWriteDone();
+  }
+
+  /** Resolves when a write completes, or the stream fails or closes. */
+  private oneWriteDone(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.wake = undefined;
+        this.stream.off('error', done);
+        this.stream.off('close', done);
+        resolve();
+      };
+      this.wake = done;
+      this.stream.once('error', done);
+      this.stream.once('close', done);
+    });
   }
 
   /** Writes a JSON value as one line. */

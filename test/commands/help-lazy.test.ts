@@ -34,6 +34,12 @@ const commandModules = (modules: string[]): string[] =>
   [...new Set(modules.filter((m) => /\/dist\/commands\/[^/]+\.js$/.test(m)).map((m) => path.basename(m, '.js')))].sort();
 const NATIVE = ['lz4-napi', 'snappy', 'zstd-napi', 'fs-ext', '@node-rs/crc32'];
 const RENDERING = ['chalk', 'ora', 'cli-table3'];
+/** dist modules a run loaded, relative to dist/. */
+const distModules = (modules: string[]): string[] => [...new Set(modules.filter((m) => m.includes('/dist/')).map((m) => m.slice(m.lastIndexOf('/dist/') + 6)))];
+/** The cleaner's compaction modules (cleaner.js and what only it uses): Log.compact() loads them on first use. */
+const COMPACTION = ['cleaner', 'offset-map', 'offset-map-builder', 'batch-records', 'batch-reader', 'memory', 'stats', 'scan', 'clean-segments', 'record-filter', 'cleaned-output'].map((m) => `engine/cleaner/${m}.js`);
+/** Internal-topic decoders and their schemas (topics.js, their names only, is not one). */
+const DECODERS = /^engine\/format\/internal\/(?!topics\.js)/;
 const loads = (modules: string[], pkg: string): boolean => modules.some((m) => m === pkg || m.startsWith(`${pkg}/`) || m.includes(`/node_modules/${pkg}/`));
 
 describe('lazy start-up', () => {
@@ -55,6 +61,21 @@ describe('lazy start-up', () => {
     expect(commandModules(modules)).toContain('read');
     expect(commandModules(modules).filter((m) => others.includes(m))).toEqual([]);
     for (const pkg of ['lz4-napi', 'snappy', 'zstd-napi', 'fs-ext', 'ora', 'cli-table3']) expect(loads(modules, pkg), pkg).toBe(false);
+    // No compaction module (Log.compact loads them) and no internal-topic decoder (read --decode does).
+    expect(distModules(modules).filter((m) => COMPACTION.includes(m) || DECODERS.test(m))).toEqual([]);
+  });
+
+  it('a read that decodes an internal topic loads its decoders, and one of __consumer_offsets does by its name', async () => {
+    const root = makeTempDir();
+    const dir = path.join(root, 't-0');
+    expect((await cli('append', dir, '-v', 'hello')).code).toBe(0);
+    const decoded = modulesLoaded(['read', dir, '--decode', 'offsets', '--json']);
+    expect(decoded.code).toBe(3); // a record without a key is not an offsets record: printed as a problem
+    expect(distModules(decoded.modules)).toContain('engine/format/internal/consumer-offsets.js');
+    const byName = path.join(root, '__consumer_offsets-0');
+    fs.renameSync(dir, byName);
+    expect(distModules(modulesLoaded(['read', byName]).modules)).toContain('engine/format/internal/consumer-offsets.js');
+    expect(distModules(modulesLoaded(['read', byName, '--raw']).modules).filter((m) => DECODERS.test(m))).toEqual([]);
   });
 
   it('every command in the table is the command its module defines: name, arguments, description', async () => {

@@ -31,7 +31,7 @@ import { SegmentChanges } from './segment-changes.js';
 import { stableOpenAttempts } from './open-stable.js';
 // Retention and compaction
 import { CLEANER_OFFSET_CHECKPOINT } from '../checkpoint.js';
-import { cleanLog, type CleanReport, type CleanerOptions } from '../cleaner/cleaner.js';
+import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { RemovedFile, StepHook } from '../cleaner/swap.js';
 import { sleepSync } from '../cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
@@ -442,6 +442,8 @@ export class Log {
     return this.maintenance.compactOnce(async () => {
       // Sealed segments and their indexes durable before they are read and replaced.
       if (!this.readOnly) await this.flush();
+      // The cleaner's modules load on the first compaction: a log that is only read or appended to never loads them.
+      const { cleanLog } = await import('../cleaner/cleaner.js');
       return cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.changes.keepDirFor(opts.keepRemovedDir) });
     });
   }

@@ -1,0 +1,39 @@
+/**
+ * Output (src/render/output.ts) into a real pipe whose reader starts late: the writer goes on
+ * producing while the pipe drains, but never holds more than MAX_IN_FLIGHT_CHARS (plus one chunk)
+ * in the stream's buffer, and every line arrives, in order (issue 15).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_IN_FLIGHT_CHARS, Output } from '../../src/render/output.js';
+import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+
+afterAll(removeTempDirs);
+
+describe('Output into a pipe', () => {
+  it('keeps at most its in-flight limit buffered behind a slow reader, and delivers every line in order', async () => {
+    const file = path.join(makeTempDir(), 'out.txt');
+    // The reader starts 300 ms late, so the writer meets backpressure at once.
+    const child = spawn('sh', ['-c', `sleep 0.3; cat > "${file}"`], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const out = new Output(child.stdin as unknown as NodeJS.WriteStream);
+    const lineCount = 200_000; // ~8 MiB of ASCII, 8× the in-flight limit
+    let maxBuffered = 0;
+    for (let i = 0; i < lineCount; i++) {
+      await out.line(`${String(i).padStart(10, '0')}${'x'.repeat(30)}`);
+      maxBuffered = Math.max(maxBuffered, child.stdin.writableLength);
+    }
+    await out.flush();
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(maxBuffered).toBeGreaterThan(512 * 1024); // it went on writing past the stream's high-water mark
+    expect(maxBuffered).toBeLessThanOrEqual(MAX_IN_FLIGHT_CHARS + 128 * 1024);
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.length).toBe(lineCount);
+    for (let i = 0; i < lineCount; i += 9_973) expect(lines[i]!.slice(0, 10)).toBe(String(i).padStart(10, '0'));
+    expect(lines.every((l, i) => Number(l.slice(0, 10)) === i)).toBe(true);
+  });
+});

@@ -4,7 +4,9 @@
  * against the partitions there (LogManager: recovery-point-offset-checkpoint,
  * log-start-offset-checkpoint); per partition, verify's CRC / offset / index checks
  * (recovery/log-verifier.ts), the leader-epoch checkpoint (LeaderEpochFileCache), producer-state
- * snapshots (ProducerStateManager), whether Kafka would recover it at startup, and segments past
+ * snapshots (ProducerStateManager), hanging transactions (open longer than Kafka's
+ * transaction.max.timeout.ms, as `kafka-transactions.sh find-hanging` reports them), whether Kafka
+ * would recover it at startup, and segments past
  * retention when the topic's retention is known (logtool.properties). Each finding says how bad it
  * is and, where one exists, the command that fixes it.
  */
@@ -18,6 +20,10 @@ import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import type { LogDirEntry } from '../engine/logdir/entries.js';
 import { LEADER_EPOCH_CHECKPOINT, checkLeaderEpochs, readLeaderEpochCheckpoint } from '../engine/partition-state/leader-epochs.js';
 import { PRODUCER_SNAPSHOT_SUFFIX, readProducerSnapshot } from '../engine/partition-state/producer-snapshot.js';
+import { committedView } from '../engine/partition-state/isolation.js';
+
+/** Kafka's transaction.max.timeout.ms default: an open transaction older than this is hanging. */
+export const HANGING_TRANSACTION_MS = 900_000;
 
 export type Severity = 'error' | 'warning' | 'note';
 
@@ -112,6 +118,7 @@ export async function checkPartition(dir: string, topic: string, partition: numb
     if (ls !== undefined && ls > log.nextOffset) findings.push({ severity: 'warning', where: dir, message: `log-start-offset-checkpoint says ${ls}, beyond the log end offset ${log.nextOffset}`, fix: fixRecover });
     findings.push(...leaderEpochFindings(dir, log.logStartOffset, log.nextOffset));
     findings.push(...snapshotFindings(dir, log.nextOffset));
+    findings.push(...transactionFindings(dir, log, Date.now()));
     findings.push(...retentionFindings(dir, log));
   } finally {
     await log.close();
@@ -128,6 +135,22 @@ function leaderEpochFindings(dir: string, logStart: number, logEnd: number): Fin
     // Kafka's CheckpointFile refuses a malformed file: the broker cannot load the partition.
     return [{ severity: 'error', where: dir, file, message: `${e instanceof LogtoolError ? e.message : String(e)}; the broker cannot load the partition with it`, fix: `rm ${quote(file)}  # the broker starts an empty epoch cache and fills it from the batches it recovers` }];
   }
+}
+
+/**
+ * Open transactions: one open longer than transaction.max.timeout.ms is hanging (its producer is
+ * gone; it pins the last stable offset, so read_committed consumers stall and the cleaner stops):
+ * a warning with the abort that ends it. A younger one is a note.
+ */
+function transactionFindings(dir: string, log: Log, nowMs: number): Finding[] {
+  const view = committedView(log, log.logStartOffset);
+  return view.state.openTransactions().map((t) => {
+    const ageMs = nowMs - t.lastTimestamp;
+    const what = `transaction of producer ${t.producerId} (epoch ${t.producerEpoch}) open since offset ${t.firstOffset}, last written ${Math.round(ageMs / 1000)} s ago; it holds the last stable offset at ${view.lastStableOffset}`;
+    return ageMs > HANGING_TRANSACTION_MS
+      ? { severity: 'warning' as const, where: dir, message: `hanging ${what}: read_committed consumers stall there and the cleaner stops`, fix: `logtool transactions abort ${quote(dir)} --producer-id ${t.producerId} --producer-epoch ${t.producerEpoch}` }
+      : { severity: 'note' as const, where: dir, message: `open ${what}` };
+  });
 }
 
 function snapshotFindings(dir: string, logEnd: number): Finding[] {

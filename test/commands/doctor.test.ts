@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli, cliSync } from '../helpers/cli.js';
+import { newTxnPartition } from '../helpers/txn-partition.js';
 import { copyPartition, fileStamps, fixturePath, makeTempDir, removeTempDirs, requireFixtures, segmentCases, type SegmentCase } from '../helpers/fixtures.js';
 
 requireFixtures(import.meta.url);
@@ -124,6 +125,21 @@ describe('doctor finds planted problems', () => {
     expect(code).toBe(0);
     expect(report.findings).toEqual([expect.objectContaining({ severity: 'note', where: dir, message: expect.stringMatching(/segment\(s\), \d+ bytes, past retention \(retention\.ms\)/), fix: `logtool retention ${dir}` })]);
     expect(report.topics).toEqual([{ topic: 'ev', partitions: 1, sizeBytes: expect.any(Number) }]);
+  });
+
+  it('a hanging transaction: a warning whose fix, run as given, ends it; exit 0 afterwards', async () => {
+    // Producer 3000's transaction (offsets 14-15, written 2026-01-01) never got its marker: older
+    // than Kafka's transaction.max.timeout.ms (15 min) by now, so it is hanging.
+    const part = await newTxnPartition();
+    const { code, report } = await doctor(part);
+    expect(code).toBe(3);
+    const hanging = report.findings.filter((f) => /hanging transaction/.test(f.message));
+    expect(hanging).toEqual([expect.objectContaining({ severity: 'warning', where: part, message: expect.stringMatching(/producer 3000 \(epoch 1\) open since offset \d+/), fix: `logtool transactions abort ${part} --producer-id 3000 --producer-epoch 1` })]);
+    const [, ...fixArgs] = hanging[0]!.fix!.split(' ');
+    expect((await cli(...fixArgs)).code).toBe(0);
+    const after = await doctor(part);
+    expect(after.report.findings.filter((f) => /transaction/.test(f.message))).toEqual([]);
+    expect(after.code).toBe(0);
   });
 
   it('a missing directory is exit 1; a directory with nothing of Kafka in it is exit 2', async () => {

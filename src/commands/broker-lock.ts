@@ -21,6 +21,10 @@ const WRITES: Record<string, (o: Opts) => boolean> = {
   retention: (o) => !o.dryRun,
   'delete-records': (o) => !o.dryRun,
   compact: (o) => !o.dryRun,
+  // `consume` commits its position into the partition directory unless told not to.
+  consume: (o) => o.commit !== false,
+  // `transactions abort` (its subcommand is the command that runs) appends a marker.
+  abort: () => true,
 };
 
 /**

@@ -74,6 +74,8 @@ describe.skipIf(!hasJava)('a Kafka broker (a real JVM) holding the log directory
         ['retention', partition, '--retention-ms', '1'],
         ['delete-records', partition, '--before-offset', '2'],
         ['compact', partition],
+        ['consume', partition, '--group', 'g'],
+        ['transactions', 'abort', partition, '--producer-id', '1'],
       ];
       for (const args of writers) {
         const r = await cli(...args);
@@ -92,6 +94,8 @@ describe.skipIf(!hasJava)('a Kafka broker (a real JVM) holding the log directory
         ['retention', partition, '--dry-run', '--retention-ms', '1'],
         ['recover', partition, '--dry-run'],
         ['rebuild-index', partition, '--verify'],
+        ['consume', partition, '--group', 'g', '--no-commit'],
+        ['transactions', 'list', partition],
       ]) {
         const r = await cli(...args);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);

@@ -29,6 +29,7 @@ import { runCli } from '../../src/program.js';
 import { FaultIO, acknowledged, mix, cliInProcess, nextOpen, showNdjson, type Fault, type NextOpen } from '../helpers/fault-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { errorLineText } from '../helpers/cli.js';
+import { appendSteps } from '../helpers/txn-partition.js';
 
 const SEED = Number(process.env.FAULT_SEED ?? 20261201);
 const ALL = process.env.FAULT_ALL === '1';
@@ -162,6 +163,16 @@ const workloads: Workload[] = [
       await cliOk('consume', dir, '--group', 'g', '--max-records', '10');
     },
     argv: (dir) => ['consume', dir, '--group', 'g', '--max-records', '25'],
+  },
+  {
+    // The ABORT marker a coordinator would write, then the segment's .txnindex entry.
+    name: 'transactions abort (marker and .txnindex)',
+    check: 'keep',
+    async setup(dir, scratch) {
+      await baseLog(dir, scratch);
+      await appendSteps(dir, [{ kind: 'data', values: ['open-0', 'open-1'], producerId: 5000, producerEpoch: 2, transactional: true }]);
+    },
+    argv: (dir) => ['transactions', 'abort', dir, '--producer-id', '5000'],
   },
 ];
 

@@ -113,7 +113,8 @@ Examples:
         let printed = 0;
         // Read to the end without a warning: control records past the last data record are consumed too
         // — up to the last stable offset (read_committed), so an open transaction is read once committed.
-        const stableEnd = committedView(log, from).upperBound;
+        const view = committedView(log, from); // one producer-state scan, shared with the reads below
+        const stableEnd = view.upperBound;
         const readToEnd = (): number => ((opts.maxRecords === undefined || printed < opts.maxRecords) && counter.count === 0 ? Math.max(next, stableEnd) : next);
         if (opts.exec !== undefined) {
           // One CMD per batch of at most --exec-records; its exit status 0 is the acknowledgement.
@@ -131,7 +132,7 @@ Examples:
             warn(`--exec command ${status.signal ? `was killed by ${status.signal}` : `exited with ${status.code}`} on records ${b.firstOffset}..${next - 1}; not committed, group ${opts.group} stays at ${stored ?? from}`);
             return false;
           };
-          for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords, isolationLevel: 'read_committed' })) {
+          for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords, isolationLevel: 'read_committed', committedView: view })) {
             batch ??= new ExecBatch(opts.exec, r.offset);
             await batch.out.line(format(r));
             batch.count++;
@@ -144,7 +145,7 @@ Examples:
           commitUpTo(readToEnd());
           return;
         }
-        for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords, isolationLevel: 'read_committed' })) {
+        for (const r of log.read({ fromOffset: from, maxRecords: opts.maxRecords, isolationLevel: 'read_committed', committedView: view })) {
           if (out.closed) break;
           await out.line(format(r));
           next = r.offset + 1;

@@ -9,7 +9,7 @@ import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
 import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
-import { committedView, ReadCommittedFilter, type IsolationLevel } from '../partition-state/isolation.js';
+import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
 import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
 
 export interface ReadOptions {
@@ -25,6 +25,11 @@ export interface ReadOptions {
   includeControl?: boolean;
   /** Kafka's isolation level (default read_uncommitted); see partition-state/isolation.ts. */
   isolationLevel?: IsolationLevel;
+  /**
+   * For read_committed: the caller's `committedView(log, fromOffset)`, so that a caller that needs
+   * the last stable offset too scans the log's producer state once, not twice. Computed when absent.
+   */
+  committedView?: CommittedView;
   /** Max decompressed bytes of one batch. */
   maxDecompressedBytes?: number;
 }
@@ -104,7 +109,7 @@ export class LogReader {
     let end = options.toOffset ?? Infinity;
     let committed: ReadCommittedFilter | undefined;
     if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
-      const view = committedView(this.log, start);
+      const view = options.committedView ?? committedView(this.log, start);
       end = Math.min(end, view.upperBound);
       committed = new ReadCommittedFilter(view.aborted);
     }

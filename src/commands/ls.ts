@@ -42,7 +42,7 @@ interface ListedDir {
   others: LogDirEntry[];
 }
 
-async function listPartition(logDir: string, entry: LogDirEntry, broker: boolean, recoveryPoints: Map<string, number>, cleanShutdown: boolean, counter: WarningCounter): Promise<PartitionRow> {
+async function listPartition(logDir: string, entry: LogDirEntry, recoveryPoints: Map<string, number>, cleanShutdown: boolean, counter: WarningCounter): Promise<PartitionRow> {
   const tp = entry.topicPartition!;
   const dir = path.join(logDir, entry.name);
   const rp = recoveryPoints.get(tpKey(tp.topic, tp.partition));
@@ -77,21 +77,21 @@ async function listPartition(logDir: string, entry: LogDirEntry, broker: boolean
 async function listDir(given: string, counter: WarningCounter): Promise<ListedDir> {
   const target = logDirTarget(given);
   if (target.single) {
-    const rows = await partitionRows(target.logDir, target.partitions, isBrokerLogDir(target.logDir), counter);
+    const rows = await partitionRows(target.logDir, target.partitions, counter);
     rows[0]!.dir = given;
     return { logDir: given, broker: false, partitions: rows, others: [] };
   }
   const broker = isBrokerLogDir(given);
   const others = target.entries.filter((e) => e.kind !== 'partition');
-  return { logDir: given, broker, partitions: await partitionRows(given, target.partitions, broker, counter), others };
+  return { logDir: given, broker, partitions: await partitionRows(given, target.partitions, counter), others };
 }
 
 /** The log directory's checkpoint and marker are read once; its partitions are opened one after another. */
-async function partitionRows(logDir: string, entries: LogDirEntry[], broker: boolean, counter: WarningCounter): Promise<PartitionRow[]> {
+async function partitionRows(logDir: string, entries: LogDirEntry[], counter: WarningCounter): Promise<PartitionRow[]> {
   const recoveryPoints = readOffsetCheckpointTolerant(realIO, path.join(logDir, RECOVERY_POINT_CHECKPOINT));
   const cleanShutdown = realIO.stat(path.join(logDir, CLEAN_SHUTDOWN_FILE)) !== undefined;
   const rows: PartitionRow[] = [];
-  for (const e of entries) rows.push(await listPartition(logDir, e, broker, recoveryPoints, cleanShutdown, counter));
+  for (const e of entries) rows.push(await listPartition(logDir, e, recoveryPoints, cleanShutdown, counter));
   return rows;
 }
 

@@ -14,7 +14,8 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { Log } from '../engine/log/log.js';
-import { InvalidArgumentError, LogtoolError } from '../engine/errors.js';
+import { LogtoolError } from '../engine/errors.js';
+import { withFlagNames } from './flag-errors.js';
 import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
 import type { CompactionSchedule } from '../engine/cleaner/schedule.js';
 import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
@@ -98,7 +99,7 @@ Examples:
       });
     } catch (caught) {
       progress.stop();
-      const e = withFlagNames(caught);
+      const e = withCleanerFlags(caught);
       if (opts.json && e instanceof LogtoolError) {
         await out.json({ ok: false, error: { kind: e.kind, message: e.message, file: e.file, position: e.position }, ...(e instanceof KeylessRecordsError ? { keylessRecords: e.count, firstOffsets: e.firstOffsets, files: e.files } : {}) });
         await out.flush();
@@ -171,7 +172,7 @@ async function compactPartition(t: PartitionTarget, opts: CompactOpts): Promise<
   try {
     r = await compactOn(t.dir, t.topic, opts, () => {}, true);
   } catch (e) {
-    throw withFlagNames(e);
+    throw withCleanerFlags(e);
   }
   if ('skipped' in r) return { outcome: 'skipped', fields: { skipped: true }, cells: [], note: r.skipped };
   const { report, schedule } = r;
@@ -188,11 +189,7 @@ async function compactPartition(t: PartitionTarget, opts: CompactOpts): Promise<
 const FLAG_OF_OPTION: Readonly<Record<string, string>> = { maxMemoryBytes: '--max-memory', offsetMapBytes: '--offset-map-bytes' };
 
 /** An engine error about cleaner options, as a usage error naming the flags the user gave. */
-function withFlagNames(e: unknown): unknown {
-  if (!(e instanceof InvalidArgumentError) || !e.options.every((o) => FLAG_OF_OPTION[o])) return e;
-  const message = e.options.reduce((m, o) => m.split(o).join(FLAG_OF_OPTION[o]!), e.message);
-  return new LogtoolError('usage', message, { file: e.file, position: e.position }, { cause: e });
-}
+const withCleanerFlags = (e: unknown): unknown => withFlagNames(e, (o) => FLAG_OF_OPTION[o]);
 
 function describeProgress(dir: string, p: CleanProgress): string {
   const what = p.phase === 'scan' ? 'checking' : p.phase === 'map' ? 'mapping keys of' : 'cleaning';

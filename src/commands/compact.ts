@@ -13,21 +13,17 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { Log } from '../engine/log/log.js';
-import { LogtoolError } from '../engine/errors.js';
+import { Log, type LogConfig } from '../api/log.js';
+import { LogtoolError } from '../api/format.js';
 import { withFlagNames } from './flag-errors.js';
-import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
-import type { CompactionSchedule } from '../engine/cleaner/schedule.js';
-import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
-import { cleanupPolicy } from '../engine/config.js';
+import { type CleanProgress, type CleanReport, KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../inspect/cleaner.js';
+import { type CompactionSchedule, cleanupPolicy, parseTopicPartition } from '../inspect/log.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions, openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes } from './recover.js';
 import { closeAfter } from './close-after.js';
 import { warn } from '../render/output.js';
-import type { LogConfig } from '../engine/config.js';
-import { parseTopicPartition } from '../engine/log/topic-partition.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 import { addConfigOption, effectiveConfig, partitionConfig, type ConfigSource } from './topic-configs.js';
 

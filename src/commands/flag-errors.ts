@@ -4,7 +4,8 @@
  * command that took them from flags reports a usage error naming the flags instead (exit 2).
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError, LogtoolError } from '../engine/errors.js';
+import { InvalidArgumentError } from '../inspect/format.js';
+import { LogtoolError } from '../api/format.js';
 
 /**
  * `e` as a usage error naming the flag of each option it names, when `flagOf` knows them all;

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { Output } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import type { Timestamp } from '../engine/format/record-batch.js';
+import type { Timestamp } from '../api/format.js';
 import { openLog, type WarningCounter } from './shared.js';
 
 export function segmentsCommand(): Command {

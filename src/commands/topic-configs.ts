@@ -14,13 +14,10 @@
  */
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { CLUSTER_METADATA_DIR, META_PROPERTIES, isBrokerLogDir } from '../engine/logdir/entries.js';
-import { parseProperties, readSmallFile } from '../engine/checkpoint.js';
-import { readClusterMetadataConfigs, type ClusterMetadataConfigs, type ConfigMap } from '../engine/logdir/cluster-metadata-configs.js';
-import { loadRememberedConfig } from '../engine/log/log-properties.js';
-import { parsePropertyValue, propertyToKey, rememberedConfigKeys, resolveConfig, validateConfig, type LogConfig } from '../engine/config.js';
+import { realIO, LogtoolError } from '../api/format.js';
+import { CLUSTER_METADATA_DIR, META_PROPERTIES, isBrokerLogDir, parseProperties, readSmallFile, loadRememberedConfig, parsePropertyValue, propertyToKey, rememberedConfigKeys, resolveConfig, validateConfig } from '../inspect/log.js';
+import { readClusterMetadataConfigs, type ClusterMetadataConfigs, type ConfigMap } from '../inspect/metadata-configs.js';
+import type { LogConfig } from '../api/log.js';
 
 /** Kafka's internal topics and the configs their coordinators create them with. */
 export const INTERNAL_TOPIC_CONFIGS: ReadonlyMap<string, Partial<LogConfig>> = new Map([

@@ -13,10 +13,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log, LogManager } from '../../../src/api.js';
-import type { ScheduleEvent, ScheduledTaskName } from '../../../src/engine/logdir/manager-schedule.js';
+import { ManagerSchedule, type ScheduleEvent, type ScheduledTaskName, type ScheduledWork } from '../../../src/engine/logdir/manager-schedule.js';
 import type { LogWarning } from '../../../src/engine/log/log-types.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/fixtures.js';
 import { engineEntry, ensureBuilt } from '../../helpers/build.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
 
 afterAll(() => removeTempDirs());
 
@@ -54,6 +55,73 @@ async function writePartition(dir: string, segments: number, opts: { keys?: numb
   }
   await log.close();
 }
+
+describe('ManagerSchedule (when; a fake clock and a recording work)', () => {
+  function recordingWork() {
+    const calls: string[] = [];
+    let release: (() => void) | undefined;
+    const work: ScheduledWork = {
+      retainAll: async () => (calls.push('retention'), 0),
+      flushDue: async (nowMs) => (calls.push(`flush@${nowMs}`), 0),
+      writeCheckpoints: async (kind) => (calls.push(kind), 0),
+      // The cleaner's run stays in progress until release() is called.
+      cleanDirtiest: () => (calls.push('cleaner'), new Promise<string>((r) => (release = () => r('done')))),
+    };
+    return { calls, work, release: () => release?.() };
+  }
+
+  it("runs each task at its interval (Kafka's defaults), one run of a task at a time; stop() waits for the one running and disarms every timer", async () => {
+    const clock = new FakeClock();
+    const { calls, work, release } = recordingWork();
+    const events: ScheduleEvent[] = [];
+    const s = new ManagerSchedule(work, {}, (e) => events.push(e), clock);
+    s.start();
+    expect(s.taskCount).toBe(5);
+    clock.advance(1_000);
+    expect(calls).toEqual(['flush@2000']);
+    clock.advance(59_000);
+    expect(calls.filter((c) => c === 'cleaner').length).toBe(1); // 15 s, 30 s, 45 s: the first still runs
+    expect(calls.filter((c) => c === 'recovery-point').length).toBe(1);
+    expect(calls.filter((c) => c === 'log-start').length).toBe(1);
+    expect(calls.filter((c) => c === 'retention').length).toBe(0);
+    clock.advance(240_000);
+    expect(calls.filter((c) => c === 'retention').length).toBe(1);
+    let stopped = false;
+    const stopping = s.stop().then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false); // the cleaner's run is in progress
+    expect(clock.armed).toBe(0);
+    release();
+    await stopping;
+    expect(events.filter((e) => e.task === 'cleaner')).toEqual([]); // its result came after stop
+  });
+
+  it('a task whose interval is "never" is not scheduled; a failed run is an event and the task keeps going', async () => {
+    const clock = new FakeClock();
+    const events: ScheduleEvent[] = [];
+    let n = 0;
+    const work: ScheduledWork = {
+      retainAll: async () => {
+        if (++n === 1) throw new Error('disk on fire');
+        return n;
+      },
+      flushDue: async () => 0,
+      writeCheckpoints: async () => 0,
+      cleanDirtiest: async () => undefined,
+    };
+    const s = new ManagerSchedule(work, { retentionCheckIntervalMs: 10, flushCheckIntervalMs: Infinity, checkpointIntervalMs: 2 ** 31, cleanerBackoffMs: Number.MAX_SAFE_INTEGER }, (e) => events.push(e), clock);
+    expect(s.taskCount).toBe(1); // the log-start checkpoint follows checkpointIntervalMs
+    s.start();
+    clock.advance(10);
+    await new Promise((r) => setImmediate(r));
+    clock.advance(10);
+    await new Promise((r) => setImmediate(r));
+    expect(events.map((e) => ('error' in e ? `${e.task}: ${(e.error as Error).message}` : `${e.task}: ${String(e.result)}`))).toEqual(['retention: disk on fire', 'retention: 2']);
+    await s.stop();
+    expect(clock.armed).toBe(0);
+    expect(() => new ManagerSchedule(work, { cleanerBackoffMs: 0 }, () => {}, clock)).toThrow(/positive/);
+  });
+});
 
 describe('the schedule over a logtool log directory', () => {
   it('retention deletes expired segments on its interval', async () => {

@@ -92,7 +92,13 @@ export class ManagerWork implements ScheduledWork {
       if (last === undefined || nowMs - last < log.config.flushMs) continue;
       const p = log.positions();
       if (p.flushed.offset >= p.written.offset) continue; // Kafka's lastFlushTime moves only when a flush does
-      await log.flush({ checkpoint: false });
+      try {
+        await log.flush({ checkpoint: false });
+      } catch (e) {
+        // A log closed meanwhile (deletePartition) has nothing left to flush; a failed one refuses appends from now on.
+        if (!log.isClosed) this.host.warn({ file: log.dir, message: `scheduled flush failed: ${(e as Error).message}` });
+        continue;
+      }
       this.lastFlushMs.set(log, nowMs);
       flushed++;
     }

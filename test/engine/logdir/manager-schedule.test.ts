@@ -223,6 +223,32 @@ describe('the schedule over a logtool log directory', () => {
   });
 });
 
+describe('a log its manager schedules', () => {
+  it('runs no timer of its own for flush.ms, checkpoints, retention or the cleaner', async () => {
+    const logDir = makeTempDir('logtool-sched-own-');
+    const { engineTimers, hook } = watchEngineTimers();
+    const m = await LogManager.open([logDir], { config: { flushMode: 'async', cleanupPolicy: 'compact,delete' }, schedule: QUIET });
+    try {
+      const log = m.getOrCreateLog('t', 0);
+      await log.append([rec('k', 'v')]);
+      const fromFlush = [...engineTimers.values()].filter((t) => t.stack.includes(`${path.sep}flush${path.sep}`));
+      hook.disable();
+      expect(fromFlush.length).toBe(1); // the write buffer's committer (commit.interval.ms) only
+      expect(() => log.startRetention(10)).toThrow(/LogManager's schedule/);
+      expect(() => log.startCleaner(10)).toThrow(/LogManager's schedule/);
+    } finally {
+      hook.disable();
+      await m.close();
+    }
+    // The same log opened alone runs its flush.ms flusher and checkpoint timer.
+    const { engineTimers: alone, hook: h2 } = watchEngineTimers();
+    const log = Log.open(path.join(logDir, 't-0'), { config: { flushMode: 'async' } });
+    h2.disable();
+    expect([...alone.values()].filter((t) => t.stack.includes(`${path.sep}flush${path.sep}`)).length).toBe(3);
+    await log.close();
+  });
+});
+
 describe("the schedule in a broker's log directory", () => {
   it('skips a partition whose topic config is unknown with one notice; compacts an internal topic by its built-in config', async () => {
     const logDir = makeTempDir('logtool-sched-broker-');
@@ -256,25 +282,33 @@ describe("the schedule in a broker's log directory", () => {
   });
 });
 
+/**
+ * Every timer the engine creates from now on, unref'd ones included (process.getActiveResourcesInfo()
+ * lists only ref'd ones, and the test runner's own timers among them), with the stack that made it;
+ * a timer leaves the map when it is cleared or has fired.
+ */
+function watchEngineTimers() {
+  const engineTimers = new Map<number, { stack: string; timer: NodeJS.Timeout }>();
+  const hook = createHook({
+    init(id, type, _trigger, resource) {
+      if (type !== 'Timeout') return;
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 8; // the engine's setTimeout/setInterval call is a few frames up
+      const stack = new Error().stack ?? '';
+      Error.stackTraceLimit = limit;
+      if (stack.includes(`${path.sep}src${path.sep}engine${path.sep}`)) engineTimers.set(id, { stack, timer: resource as NodeJS.Timeout });
+    },
+    destroy: (id) => engineTimers.delete(id),
+  });
+  hook.enable();
+  return { engineTimers, hook };
+}
+
 describe('close', () => {
   it('stops every task, waits for the one running, and leaves no timer', async () => {
     await import('../../../src/engine/cleaner/cleaner.js'); // loaded before the hook watches (the cleaner imports it on first use)
     const logDir = makeTempDir('logtool-sched-close-');
-    // Every timer the engine creates, unref'd ones included (process.getActiveResourcesInfo() lists
-    // only ref'd ones, and the test runner's own timers among them).
-    const engineTimers = new Map<number, { stack: string; timer: NodeJS.Timeout }>();
-    const hook = createHook({
-      init(id, type, _trigger, resource) {
-        if (type !== 'Timeout') return;
-        const limit = Error.stackTraceLimit;
-        Error.stackTraceLimit = 8; // the engine's setTimeout/setInterval call is a few frames up
-        const stack = new Error().stack ?? '';
-        Error.stackTraceLimit = limit;
-        if (stack.includes(`${path.sep}src${path.sep}engine${path.sep}`)) engineTimers.set(id, { stack, timer: resource as NodeJS.Timeout });
-      },
-      destroy: (id) => engineTimers.delete(id),
-    });
-    hook.enable();
+    const { engineTimers, hook } = watchEngineTimers();
     const events = new Events();
     const m = await LogManager.open([logDir], {
       config: { flushMode: 'async', flushMs: 1, cleanupPolicy: 'compact,delete', segmentBytes: 1024 },

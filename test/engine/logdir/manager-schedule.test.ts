@@ -18,6 +18,7 @@ import type { LogWarning } from '../../../src/engine/log/log-types.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/fixtures.js';
 import { engineEntry, ensureBuilt } from '../../helpers/build.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
+import { configRecord, topicRecord, writeMetadataLog } from '../../helpers/metadata-records.js';
 
 afterAll(() => removeTempDirs());
 
@@ -217,6 +218,38 @@ describe('the schedule over a logtool log directory', () => {
         expect(new Set(keys).size, t).toBe(5);
         expect(keys.length, t).toBeLessThan(50); // only the active segment's duplicates are left
       }
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe("the schedule in a broker's log directory with __cluster_metadata-0", () => {
+  it("uses the configs decoded from the directory's __cluster_metadata-0: retention.ms and cleanup.policy as the metadata says", async () => {
+    const logDir = path.join(makeTempDir('logtool-sched-md-'), 'data');
+    const recent = Date.now() - 60_000; // a minute old: within logtool's default 7 days
+    await writePartition(path.join(logDir, 'expiring-0'), 3, { timestamp: recent });
+    await writePartition(path.join(logDir, 'compacted-0'), 4, { keys: 5 });
+    await writePartition(path.join(logDir, 'absent-0'), 3, { timestamp: Date.now() - 30 * DAY_MS });
+    await writeMetadataLog(path.join(logDir, '__cluster_metadata-0'), [
+      topicRecord('expiring', 1),
+      configRecord(2, 'expiring', 'retention.ms', '1000'),
+      topicRecord('compacted', 2),
+      configRecord(2, 'compacted', 'cleanup.policy', 'compact'),
+    ]);
+    fs.writeFileSync(path.join(logDir, 'meta.properties'), 'version=1\nnode.id=1\ncluster.id=abc\n');
+    const warnings: LogWarning[] = [];
+    const events = new Events();
+    const m = await LogManager.open([logDir], { schedule: { ...QUIET, retentionCheckIntervalMs: 10, cleanerBackoffMs: 10 }, onSchedule: events.push, onWarning: (w) => warnings.push(w) });
+    try {
+      const [expiring, compacted, absent] = ['expiring', 'compacted', 'absent'].map((t) => m.getLog(t, 0)!);
+      expect([expiring!.config.retentionMs, compacted!.config.cleanupPolicy]).toEqual([1000, 'compact']);
+      const absentSegments = absent!.segments.length;
+      expect(result(await events.next('cleaner', (e) => result(e) !== undefined || errorOf(e) !== undefined))).toBe(compacted!.dir);
+      await events.next('retention', () => expiring!.segments.length === 1);
+      expect(expiring!.logStartOffset).toBe(expiring!.nextOffset);
+      expect(absent!.segments.length).toBe(absentSegments);
+      expect(warnings.map((w) => path.basename(w.file!))).toEqual(['absent-0']);
     } finally {
       await m.close();
     }

@@ -46,7 +46,7 @@ export interface LogManagerOptions {
   onWarning?: (w: LogWarning) => void;
   /** Options passed to every Log.open (recovery knobs …); the manager schedules each log's background work. */
   logOptions?: Omit<LogOptions, 'readOnly' | 'io' | 'onWarning' | 'config' | 'create' | 'retentionCheckIntervalMs' | 'cleanerCheckIntervalMs' | 'thoroughFlushIntervalMs' | 'scheduledByOwner'>;
-  /** The background schedule's intervals (writable managers; Kafka's defaults), or false for none. */
+  /** The background schedule's intervals (writable managers; Kafka's defaults), or false for none (each log then keeps its own flush timers). */
   schedule?: ScheduleIntervals | false;
   /** Each scheduled task's result or error (errors also go to onWarning). */
   onSchedule?: (e: ScheduleEvent) => void;
@@ -235,7 +235,7 @@ export class LogManager {
       ...options.logOptions,
       retentionCheckIntervalMs: undefined,
       cleanerCheckIntervalMs: undefined,
-      scheduledByOwner: !options.readOnly,
+      scheduledByOwner: !options.readOnly && options.schedule !== false,
       recovery: { ...options.logOptions?.recovery, directory },
       io: this.io,
       readOnly: options.readOnly ?? false,

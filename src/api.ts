@@ -12,3 +12,4 @@ export * from './api/groups.js';
 export * from './api/internal-topics.js';
 export { Channel, type ChannelOptions, type ChannelCounters, type PutTransaction, type TakeTransaction } from './engine/queue/channel.js';
 export { LogManager, type LogManagerOptions, type LoadProgressEvent } from './engine/logdir/log-manager.js';
+export type { ScheduleEvent, ScheduleIntervals, ScheduledTaskName } from './engine/logdir/manager-schedule.js';

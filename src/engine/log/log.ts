@@ -16,11 +16,10 @@ import type { LogSegment } from '../segment/segment.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import type { LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
-import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '../checkpoint.js';
-import { readDirCheckpoint, updateDirCheckpoint, updateDirCheckpointAsync } from '../logdir/dir-checkpoints.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
 import { openPartition } from './log-open.js';
+import { PartitionCheckpoints } from './log-checkpoints.js';
 import { abandonLog, closeLog, type ClosingLog } from './log-close.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
 import { AppendGuard } from '../partition-state/idempotence.js';
@@ -30,7 +29,6 @@ import { wireWriteSide } from './write-side.js';
 import { SegmentChanges } from './segment-changes.js';
 import { stableOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
-import { CLEANER_OFFSET_CHECKPOINT } from '../checkpoint.js';
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { RemovedFile, StepHook } from '../cleaner/swap.js';
 import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
@@ -58,8 +56,7 @@ export class Log {
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
   private readonly maintenance: LogMaintenance = new LogMaintenance(this);
-  private recoveryPoint: number;
-  private lastCheckpointedRecoveryPoint: number;
+  private readonly checkpoints: PartitionCheckpoints;
   private readonly lock: DirectoryLock | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
@@ -79,8 +76,7 @@ export class Log {
     this.lock = init.lock;
     this.segmentList = new LogSegments(init.segments);
     this.logStartOffset = init.logStartOffset;
-    this.recoveryPoint = init.recoveryPoint;
-    this.lastCheckpointedRecoveryPoint = init.recoveryPoint;
+    this.checkpoints = new PartitionCheckpoints(init.io, this.logDir, init.tp, init.recoveryPoint);
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
     const writeSide = wireWriteSide(
@@ -91,8 +87,8 @@ export class Log {
         readOnly: this.readOnly,
         segments: this.segmentList,
         ensureWritable: () => this.ensureWritable(),
-        advanceRecoveryPoint: (offset) => (this.recoveryPoint = Math.max(this.recoveryPoint, offset)),
-        checkpointRecoveryPoint: async () => (this.recoveryPoint === this.lastCheckpointedRecoveryPoint ? 0 : (await this.writeRecoveryPointAsync(), 2)),
+        advanceRecoveryPoint: (offset) => (this.checkpoints.recoveryPoint = Math.max(this.checkpoints.recoveryPoint, offset)),
+        checkpointRecoveryPoint: async () => (this.checkpoints.recoveryPoint === this.checkpoints.checkpointedRecoveryPoint ? 0 : (await this.checkpoints.writeRecoveryPointAsync(), 2)),
       },
       init.nextOffset,
       init.thoroughFlushIntervalMs,
@@ -153,8 +149,8 @@ export class Log {
       written: { offset: a.nextOffset, segment: active.baseOffset, position: active.size + a.writeBufferBytes },
       committed: { offset: a.committedNextOffset, segment: active.baseOffset, position: active.size },
       flushed: { ...this.flusher.flushedPos },
-      recoveryPoint: this.recoveryPoint,
-      checkpointedRecoveryPoint: this.lastCheckpointedRecoveryPoint,
+      recoveryPoint: this.checkpoints.recoveryPoint,
+      checkpointedRecoveryPoint: this.checkpoints.checkpointedRecoveryPoint,
       bytes: { written: a.writtenTotal, committed: a.committedTotal, flushed: this.flusher.flushedTotal },
     };
   }
@@ -223,29 +219,9 @@ export class Log {
     return this.roller.roll(newBaseOffset);
   }
 
-  /** writeRecoveryPoint for the thorough flush: no lock wait or fsync blocks the event loop. */
-  private async writeRecoveryPointAsync(): Promise<void> {
-    if (!this.topicPartition) return;
-    const key = tpKey(this.topicPartition.topic, this.topicPartition.partition);
-    const rp = this.recoveryPoint;
-    await updateDirCheckpointAsync(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, key, rp);
-    this.lastCheckpointedRecoveryPoint = rp;
-  }
-
-  /** Persists the recovery point (after a flush; never ahead of flushed data). */
-  private writeRecoveryPoint(): void {
-    if (!this.topicPartition) return;
-    const tp = this.topicPartition;
-    const rp = this.recoveryPoint;
-    updateDirCheckpoint(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, tpKey(tp.topic, tp.partition), rp);
-    this.lastCheckpointedRecoveryPoint = rp;
-  }
-
   /** Persists the log start offset (only when above the first segment's base, as Kafka does). */
   writeLogStartOffset(): void {
-    if (!this.topicPartition) return;
-    const tp = this.topicPartition;
-    updateDirCheckpoint(this.io, this.logDir, LOG_START_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), this.logStartOffsetToCheckpoint);
+    this.checkpoints.writeLogStartOffset(this.logStartOffsetToCheckpoint);
   }
 
   /** The log-start-offset-checkpoint entry: the log start offset when above the first segment's base, else none. */
@@ -256,7 +232,7 @@ export class Log {
 
   /** The owner wrote `offset` as this log's recovery-point-offset-checkpoint entry (logdir/manager-work.ts). */
   noteRecoveryPointCheckpointed(offset: number): void {
-    this.lastCheckpointedRecoveryPoint = offset;
+    this.checkpoints.checkpointedRecoveryPoint = offset;
   }
 
   /**
@@ -417,15 +393,11 @@ export class Log {
 
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
   readCleanerCheckpoint(): number | undefined {
-    if (!this.topicPartition) return undefined;
-    const cp = readDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT);
-    return cp.get(tpKey(this.topicPartition.topic, this.topicPartition.partition));
+    return this.checkpoints.readCleanerOffset();
   }
 
   writeCleanerCheckpoint(offset: number): void {
-    if (!this.topicPartition) return;
-    const tp = this.topicPartition;
-    updateDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), offset);
+    this.checkpoints.writeCleanerOffset(offset);
   }
 
   /**
@@ -493,8 +465,8 @@ export class Log {
       get backgroundError() { return log.backgroundError; },
       get committedNextOffset() { return log.committedNextOffset; },
       checkpointRecoveryPointAt: (offset) => {
-        this.recoveryPoint = offset;
-        this.writeRecoveryPoint();
+        this.checkpoints.recoveryPoint = offset;
+        this.checkpoints.writeRecoveryPoint();
       },
       get logStartOffset() { return log.logStartOffset; },
       writeLogStartOffset: () => this.writeLogStartOffset(),

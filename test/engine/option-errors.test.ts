@@ -11,22 +11,17 @@ import { requireValidTopicName } from '../../src/engine/log/topic-partition.js';
 import { parseCompression } from '../../src/engine/format/compression.js';
 import { exactTimestamp } from '../../src/engine/format/batch-header.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { thrown } from '../helpers/errors.js';
 
 afterAll(removeTempDirs);
 
 function caught(f: () => unknown): InvalidArgumentError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(InvalidArgumentError);
-    const err = e as InvalidArgumentError;
-    expect(err).toBeInstanceOf(LogtoolError);
-    expect(err.kind).toBe('invalid-argument');
-    expect(err.exitCode).toBe(2);
-    expect(err.message).not.toMatch(/--[a-z]/);
-    return err;
-  }
-  throw new Error('expected an InvalidArgumentError');
+  const err = thrown(f, InvalidArgumentError);
+  expect(err).toBeInstanceOf(LogtoolError);
+  expect(err.kind).toBe('invalid-argument');
+  expect(err.exitCode).toBe(2);
+  expect(err.message).not.toMatch(/--[a-z]/);
+  return err;
 }
 
 describe('option errors name the option, not a flag', () => {

@@ -6,6 +6,7 @@
 import './engine/format/codecs/index.js';
 export * from './api/format.js';
 export * from './api/log.js';
+export * from './api/logdir.js';
 export * from './api/verify.js';
 export * from './api/queue.js';
 export * from './api/groups.js';

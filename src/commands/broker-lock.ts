@@ -7,8 +7,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { realIO } from '../api/format.js';
-import { BrokerLock } from '../api/log.js';
-import { classifyEntry, isBrokerLogDir } from '../inspect/log.js';
+import { BrokerLock } from '../api/logdir.js';
+import { classifyEntry, isBrokerLogDir } from '../inspect/logdir.js';
 import { LOG_SUFFIX } from '../inspect/format.js';
 
 type Opts = Record<string, unknown>;

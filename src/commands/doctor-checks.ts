@@ -14,7 +14,8 @@ import path from 'node:path';
 import { realIO, LogtoolError } from '../api/format.js';
 import { Log, LEADER_EPOCH_CHECKPOINT, checkLeaderEpochs, readLeaderEpochCheckpoint, readProducerSnapshot } from '../api/log.js';
 import { verifyLog } from '../api/verify.js';
-import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey, type OffsetCheckpoint, loadRememberedConfig, type LogDirEntry, PRODUCER_SNAPSHOT_SUFFIX, committedView } from '../inspect/log.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey, type OffsetCheckpoint, loadRememberedConfig, PRODUCER_SNAPSHOT_SUFFIX, committedView } from '../inspect/log.js';
+import type { LogDirEntry } from '../inspect/logdir.js';
 
 /** Kafka's transaction.max.timeout.ms default: an open transaction older than this is hanging. */
 export const HANGING_TRANSACTION_MS = 900_000;

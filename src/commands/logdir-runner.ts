@@ -13,7 +13,8 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { realIO, type FileIO, LogtoolError, ExitCode } from '../api/format.js';
-import { parseTopicPartition, requireValidTopicName, isBrokerLogDir, isKafkaEntry, listLogDir } from '../inspect/log.js';
+import { parseTopicPartition, requireValidTopicName } from '../inspect/log.js';
+import { isBrokerLogDir, isKafkaEntry, listLogDir } from '../inspect/logdir.js';
 import { LOG_SUFFIX } from '../inspect/format.js';
 import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';

@@ -11,7 +11,8 @@ import { renderTable } from '../render/table.js';
 import { escapeString } from '../render/escape.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { type Timestamp, realIO, LogtoolError } from '../api/format.js';
-import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey, isBrokerLogDir, logDirTarget, type LogDirEntry } from '../inspect/log.js';
+import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey } from '../inspect/log.js';
+import { isBrokerLogDir, logDirTarget, type LogDirEntry } from '../inspect/logdir.js';
 import { openLog, type WarningCounter } from './shared.js';
 import { cleanupPolicyOf } from './topic-configs.js';
 

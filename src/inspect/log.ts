@@ -6,7 +6,6 @@
 export { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, type OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT, parseProperties, readOffsetCheckpoint, readOffsetCheckpointTolerant, readSmallFile, removeQuietly, tpKey, writeFileAtomic } from '../engine/checkpoint.js';
 export { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint } from '../engine/logdir/dir-checkpoints.js';
 export { parseTopicPartition, requireTopicPartition, requireValidTopicName } from '../engine/log/topic-partition.js';
-export { CLUSTER_METADATA_DIR, type LogDirEntry, META_PROPERTIES, classifyEntry, isBrokerLogDir, isKafkaEntry, isPartitionDir, listLogDir, logDirTarget } from '../engine/logdir/entries.js';
 export type { CompactionSchedule } from '../engine/cleaner/schedule.js';
 export { cleanupPolicy, configProperty, invocationConfigKeys, parsePropertyValue, propertyNames, propertyToKey, rememberedConfigKeys, resolveConfig, validateConfig } from '../engine/config.js';
 export { ISOLATION_LEVELS, type IsolationLevel, committedView, entryControlMarker, scanProducerState } from '../engine/partition-state/isolation.js';

@@ -26,7 +26,9 @@ import {
 
 /**
  * One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)` (only its header when not
- * `complete`: see entryBytes), valid until the next entry is read.
+ * `complete`: see entryBytes). The scanner never writes to a buffer again once it yielded an entry
+ * from it, so the entry's bytes, and the keys and values decoded from them as views, stay valid
+ * for as long as they are held (holding one keeps its whole buffer, up to chunkBytes, alive).
  */
 export interface LogEntry {
   /** Byte position of the entry in the file. */
@@ -181,6 +183,7 @@ export class EntryScanner {
       let buf = Buffer.allocUnsafe(Math.min(chunkBytes, firstRead, Math.max(fileEnd - (this.opts.startPosition ?? 0), HEADER_PROBE_BYTES)));
       let bufFilePos = this.opts.startPosition ?? 0; // file position of buf[0]
       let bufLen = 0;
+      let yielded = false;
       let position = bufFilePos;
       let prevLastOffset = -Infinity;
 
@@ -193,10 +196,13 @@ export class EntryScanner {
         // After an entry that was not buffered, position lies past the buffered bytes: keep none.
         const startInBuf = Math.min(position - bufFilePos, bufLen);
         const grown = buf.length < chunkBytes && readAhead === Infinity ? Math.min(chunkBytes, buf.length * 2) : buf.length;
-        if (needed > buf.length || grown > buf.length) {
-          const bigger = Buffer.allocUnsafe(Math.max(needed, grown));
-          buf.copy(bigger, 0, startInBuf, bufLen);
-          buf = bigger;
+        if (needed > buf.length || grown > buf.length || yielded) {
+          // A buffer that entries were yielded from is never written again: the records decoded
+          // from it are views of its bytes (see LogEntry).
+          const fresh = Buffer.allocUnsafe(Math.max(needed, grown));
+          buf.copy(fresh, 0, startInBuf, bufLen);
+          buf = fresh;
+          yielded = false;
         } else if (startInBuf > 0) {
           buf.copy(buf, 0, startInBuf, bufLen);
         }
@@ -324,6 +330,7 @@ export class EntryScanner {
           }
         }
         prevLastOffset = entry.lastOffset;
+        yielded = true;
         yield entry;
         position += size;
       }

@@ -7,7 +7,7 @@ import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
+import { decodeEntryRecords, entryRecordSource, entryRecords } from '../format/entry-records.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
 import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
@@ -135,7 +135,8 @@ export class LogReader {
         if (entry.header && entry.header.baseOffset >= end) return;
         if (committed.skip(entry)) continue;
       } else if (entry.header && isControl(entry.header) && !options.includeControl) continue;
-      for (const r of entryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes, fromOffset: start })) {
+      const source = entryRecordSource(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes, fromOffset: start });
+      for (let r = source.next(); r !== undefined; r = source.next()) {
         if (r.offset < start) continue;
         if (r.offset >= end) return;
         yield r;

@@ -108,7 +108,7 @@ describe('channel put commits of several batches under SIGKILL', () => {
     let multiBatch = 0;
     for (let cycle = 0; cycle < TRIALS; cycle++) {
       const where = `cycle ${cycle} (LOGTOOL_CHANNEL_KILL_SEED=${SEED})`;
-      for (const [id, n] of await runAndKill(dir, cycle, Math.floor(rnd() * 2 ** 31), 30 + Math.floor(rnd() * 400))) acked.set(id, n);
+      for (const [id, n] of await runAndKill(dir, cycle, Math.floor(rnd() * 2 ** 31), 30 + Math.floor(rnd() * 900))) acked.set(id, n);
       const log = Log.open(dir, { config: CONFIG, onWarning: () => {} });
       try {
         danglingSeen += scanProducerState(log.segments).openTransactions().filter((t) => isLogtoolProducerId(t.producerId)).length;

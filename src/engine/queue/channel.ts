@@ -34,6 +34,7 @@ import type { AppendOptions, AppendResult, Log } from '../log/log.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import { ConsumerPositions, validateGroupName } from './consumer-positions.js';
 import { endDanglingTransactions } from '../partition-state/log-transaction.js';
+import { scanProducerState } from '../partition-state/isolation.js';
 import { MARKER_BATCH_BYTES, commitAsTransaction, splitIntoBatches } from './put-batches.js';
 
 export interface ChannelOptions {
@@ -138,6 +139,12 @@ export class Channel {
   /** Committed take position (next offset to take), kept in step with the checkpoint. */
   private takePosition: number;
   private takeOpen = false;
+  /**
+   * Whether the log may hold transactions (any transactional batch when the channel was made, or
+   * a put commit of several batches since): takes then read as read_committed, which scans the
+   * producer state per read-ahead refill; a log without any is read plainly.
+   */
+  private readCommitted: boolean;
   /** Put commits queue here so they append in commit() order. */
   private putChain: Promise<void> = Promise.resolve();
   private readonly waiters = new Set<() => void>();
@@ -162,6 +169,7 @@ export class Channel {
     this.positions = new ConsumerPositions(log);
     // Below the log start restarts at the start; beyond the readable end (a lost tail) at the end.
     this.takePosition = this.positions.resumePosition(this.group).offset;
+    this.readCommitted = [...scanProducerState(log.segments).producers.values()].some((p) => p.coordinatorEpoch >= 0 || p.txnFirst >= 0);
   }
 
   /**
@@ -320,7 +328,10 @@ export class Channel {
         await this.waitForChange(Math.min(left, POLL_INTERVAL_MS * 5));
       }
       if (batch) pending = this.log.appendEncoded(batch, this.appendOptions);
-      else await (pending = commitAsTransaction(this.log, chunks.map((c) => c.records), this.appendOptions.compression)); // the next commit appends after its marker
+      else {
+        this.readCommitted = true;
+        await (pending = commitAsTransaction(this.log, chunks.map((c) => c.records), this.appendOptions.compression)); // the next commit appends after its marker
+      }
     } finally {
       release();
     }
@@ -353,7 +364,7 @@ export class Channel {
         if (next < this.log.logStartOffset) next = this.log.logStartOffset;
         if (next >= this.positions.logEndOffset()) return undefined;
         // read_committed: a put commit of several batches is seen whole once its marker is there.
-        ahead = [...this.log.read({ fromOffset: next, maxRecords: Math.min(READ_AHEAD_RECORDS, this.transactionCapacity - taken), isolationLevel: 'read_committed' })].reverse();
+        ahead = [...this.log.read({ fromOffset: next, maxRecords: Math.min(READ_AHEAD_RECORDS, this.transactionCapacity - taken), isolationLevel: this.readCommitted ? 'read_committed' : 'read_uncommitted' })].reverse();
         if (ahead.length === 0) return undefined;
       }
       const r = ahead.pop()!;

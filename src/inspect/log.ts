@@ -16,3 +16,4 @@ export { type EntryWithSegment, entryCrcValid } from '../engine/log/log-reader.j
 export { DirectoryLock } from '../engine/log/lock.js';
 export { type LoadProgress, loadLog } from '../engine/recovery/loader.js';
 export type { PartitionStateChange } from '../engine/partition-state/log-ends.js';
+export { leaderEpochRanges } from '../engine/partition-state/leader-epochs.js';

@@ -6,6 +6,7 @@ import type { FileIO } from '../io.js';
 import type { LogConfig } from '../config.js';
 import type { LoadOptions, LoadReport } from '../recovery/loader.js';
 import type { LogSegment } from '../segment/segment.js';
+import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { TopicPartition } from './topic-partition.js';
 import type { DirectoryLock } from './lock.js';
 import type { LogWarning } from './log-types.js';
@@ -40,6 +41,18 @@ export interface LogOptions {
    * containing compact; off when absent). See startCleaner.
    */
   cleanerCheckIntervalMs?: number;
+  /**
+   * Most descriptors of segment files kept open (a least-recently-used cache, segment/fd-cache.ts;
+   * default 512). A log's active segment keeps its three open whatever the limit.
+   */
+  maxOpenFiles?: number;
+  /** A LogManager's cache, shared by its logs (maxOpenFiles is then the manager's). */
+  fileDescriptorCache?: FileDescriptorCache;
+  /**
+   * A LogManager of this process holds the log directory's writer lock (lock.ts): the partition's
+   * own lock is taken for the load only.
+   */
+  underLogDirLock?: boolean;
 }
 
 /** What Log.open hands the Log it builds. */
@@ -50,6 +63,8 @@ export interface LogInit {
   io: FileIO;
   readOnly: boolean;
   lock: DirectoryLock | undefined;
+  /** The descriptor cache the log opened for itself (closed with it); undefined when a manager's. */
+  ownFiles: FileDescriptorCache | undefined;
   segments: LogSegment[];
   logStartOffset: number;
   nextOffset: number;

@@ -13,6 +13,7 @@ import { cleanupPolicy, resolveConfig, type LogConfig } from '../config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
+import { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import { loadLog, type LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
@@ -62,6 +63,7 @@ export class Log {
   private recoveryPoint: number;
   private lastCheckpointedRecoveryPoint: number;
   private readonly lock: DirectoryLock | undefined;
+  private readonly ownFiles: FileDescriptorCache | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
   private readonly onWarning: (w: LogWarning) => void;
@@ -76,6 +78,7 @@ export class Log {
     this.io = init.io;
     this.readOnly = init.readOnly;
     this.lock = init.lock;
+    this.ownFiles = init.ownFiles;
     this.segmentList = new LogSegments(init.segments);
     this.logStartOffset = init.logStartOffset;
     this.recoveryPoint = init.recoveryPoint;
@@ -115,6 +118,8 @@ export class Log {
   /** Opens (creating if allowed) a partition directory. */
   static open(dir: string, options: LogOptions = {}): Log {
     const io = options.io ?? realIO;
+    const ownFiles = options.fileDescriptorCache ? undefined : new FileDescriptorCache(io, options.maxOpenFiles);
+    const files = options.fileDescriptorCache ?? ownFiles!;
     const readOnly = options.readOnly ?? false;
     const resolved = path.resolve(dir);
     const onWarning = options.onWarning ?? (() => {});
@@ -135,14 +140,14 @@ export class Log {
         io.mkdirp(resolved);
         io.syncDir(path.dirname(resolved));
       }
-      lock = DirectoryLock.acquire(resolved);
+      lock = DirectoryLock.acquire(resolved, 'write to', { underLogDir: options.underLogDirLock });
     }
     try {
       const remembered = loadRememberedConfig(io, resolved);
       const config = resolveConfig(remembered, options.config);
       if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
       const directoryMarker = readOnly ? undefined : markerSeenByProcess(path.dirname(resolved));
-      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, ...options.recovery });
+      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, files, ...options.recovery });
       if (!readOnly) {
         // After a kill -9 the page cache may still hold data that never reached the disk. Sync
         // what lies past the recovery point once, so the flushed position reported from this open
@@ -151,6 +156,10 @@ export class Log {
         for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
         io.syncDir(resolved);
       }
+      if (options.underLogDirLock) {
+        lock?.release(); // from here on the manager's log-directory lock keeps other writers out
+        lock = undefined;
+      }
       const log = new Log({
         dir: resolved,
         tp,
@@ -158,6 +167,7 @@ export class Log {
         io,
         readOnly,
         lock,
+        ownFiles,
         segments: loaded.segments,
         logStartOffset: loaded.logStartOffset,
         nextOffset: loaded.nextOffset,
@@ -172,6 +182,7 @@ export class Log {
       return log;
     } catch (e) {
       lock?.release();
+      ownFiles?.closeAll();
       throw e;
     }
   }
@@ -522,6 +533,7 @@ export class Log {
     if (this.readOnly) {
       this.closed = true;
       for (const s of this.segments) s.closeQuietly();
+      this.ownFiles?.closeAll();
       return;
     }
     this.closed = true; // refuses appends from here on
@@ -557,6 +569,11 @@ export class Log {
       }
     }
     try {
+      this.ownFiles?.closeAll(); // descriptors of retired segments and of reads
+    } catch (e) {
+      firstError ??= e;
+    }
+    try {
       this.lock?.release();
     } catch (e) {
       firstError ??= e;
@@ -581,6 +598,7 @@ export class Log {
     this.changes.dropPendingDeletions();
     this.closed = true;
     for (const s of this.segments) s.closeQuietly();
+    this.ownFiles?.closeAll();
     if (!this.readOnly) noteWriterGone(this.dir);
     this.lock?.release();
   }

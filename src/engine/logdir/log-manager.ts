@@ -8,14 +8,19 @@
  *
  * Loading is synchronous file work on this thread; the pool bounds how many loads are in flight
  * between turns of the event loop, so the result is the same for every pool size.
- * Not here yet (issue 12): the background schedule (retention, flush, checkpoints, cleaner), the
- * descriptor cache (maxOpenFiles), topic configs decoded from `__cluster_metadata`.
+ * Descriptors stay bounded whatever the number of partitions (issue 12): one cache of segment
+ * descriptors shared by every log (`maxOpenFiles`, segment/fd-cache.ts), and one writer lock per log
+ * directory instead of one per partition (log/lock.ts).
+ * Not here yet (issue 12): the background schedule (retention, flush, checkpoints, cleaner),
+ * topic configs decoded from `__cluster_metadata`.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { realIO, removeTree, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import { Log, type LogOptions } from '../log/log.js';
+import { DirectoryLock } from '../log/lock.js';
+import { FileDescriptorCache } from '../segment/fd-cache.js';
 import { parseTopicPartition, requireValidTopicName } from '../log/topic-partition.js';
 import type { LoadOptions } from '../recovery/load-report.js';
 import type { LogWarning } from '../log/log-types.js';
@@ -40,8 +45,10 @@ export interface LogManagerOptions {
   onProgress?: (p: LoadProgressEvent) => void;
   onWarning?: (w: LogWarning) => void;
   /** Options passed to every Log.open (recovery knobs, flush intervals …). */
-  logOptions?: Omit<LogOptions, 'readOnly' | 'io' | 'onWarning' | 'config' | 'create'>;
+  logOptions?: Omit<LogOptions, 'readOnly' | 'io' | 'onWarning' | 'config' | 'create' | 'maxOpenFiles' | 'fileDescriptorCache' | 'underLogDirLock'>;
   io?: FileIO;
+  /** Most descriptors of segment files open at once, for all logs together (default 512). */
+  maxOpenFiles?: number;
 }
 
 export interface LoadProgressEvent {
@@ -58,6 +65,8 @@ interface DirState {
   /** The names in the directory that parse as each partition (`t-1`, `t-01` …), for the loader's ambiguity check. */
   namesByPartition: Map<string, string[]>;
   lock: BrokerLock | undefined;
+  /** Writable: this manager's writer lock on the whole directory (log/lock.ts). */
+  writerLock: DirectoryLock | undefined;
   isBroker: boolean;
   /** Partition directory names held by this directory (open logs). */
   partitions: Set<string>;
@@ -92,6 +101,7 @@ export class LogManager {
   private readonly logsByKey = new Map<string, { log: Log; dir: DirState }>();
   private readonly pendingRemovals = new Map<NodeJS.Timeout, () => void>();
   private closed = false;
+  private readonly files: FileDescriptorCache;
 
   private constructor(
     dirs: DirState[],
@@ -99,6 +109,7 @@ export class LogManager {
     private readonly io: FileIO,
   ) {
     this.dirs = dirs;
+    this.files = new FileDescriptorCache(io, options.maxOpenFiles);
   }
 
   /** Opens every log directory and loads every partition in them (see the file comment). */
@@ -142,13 +153,15 @@ export class LogManager {
       throw new LogtoolError('usage', 'this is a partition directory (named <topic>-<partition>); give the log directory that holds it', { file: dir });
     }
     if (options.readOnly && !entries.some(isKafkaEntry)) throw new LogtoolError('usage', 'not a log directory: it holds no partitions and no Kafka files', { file: dir });
-    const state: DirState = { dir, snapshot: undefined, namesByPartition: new Map(), lock: undefined, isBroker, partitions: new Set() };
+    const state: DirState = { dir, snapshot: undefined, namesByPartition: new Map(), lock: undefined, writerLock: undefined, isBroker, partitions: new Set() };
     if (!options.readOnly) {
       state.lock = await BrokerLock.acquire(dir, io, { create: created });
       try {
+        state.writerLock = DirectoryLock.holdLogDir(dir);
         requireWritableCheckpoints(io, dir);
         if (!isBroker) this.finishInterruptedDeletions(dir, entries);
       } catch (e) {
+        state.writerLock?.release();
         await state.lock.release();
         throw e;
       }
@@ -227,6 +240,8 @@ export class LogManager {
       config: options.config,
       rememberConfig: false,
       onWarning: options.onWarning,
+      fileDescriptorCache: this.files,
+      underLogDirLock: !options.readOnly,
     });
   }
 
@@ -332,8 +347,14 @@ export class LogManager {
       }
     }
     this.pendingRemovals.clear();
+    try {
+      this.files.closeAll();
+    } catch (e) {
+      firstError ??= e;
+    }
     for (const d of this.dirs) {
       try {
+        d.writerLock?.release();
         await d.lock?.release();
       } catch (e) {
         firstError ??= e;

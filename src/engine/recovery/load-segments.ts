@@ -53,6 +53,7 @@ export function openSegments(ctx: LoadContext, removed: Set<string>): LogSegment
           indexIntervalBytes: config.indexIntervalBytes,
           maxIndexBytes: config.segmentIndexBytes,
           writable: !ctx.viewOnly,
+          files: ctx.opts.files,
           // Per file: a swap interrupted during its renames leaves some files named `.swap`.
           fileSuffixOf: (suffix) => (ctx.swapped.has(segmentFileName(base, suffix)) ? SWAP_SUFFIX : undefined),
           // A live writer may be appending to the last one: bound its indexes by what was there.

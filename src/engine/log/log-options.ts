@@ -43,7 +43,7 @@ export interface LogOptions {
   cleanerCheckIntervalMs?: number;
   /**
    * Most descriptors of segment files kept open (a least-recently-used cache, segment/fd-cache.ts;
-   * default 512). A log's active segment keeps its three open whatever the limit.
+   * default 512).
    */
   maxOpenFiles?: number;
   /** A LogManager's cache, shared by its logs (maxOpenFiles is then the manager's). */
@@ -53,6 +53,11 @@ export interface LogOptions {
    * own lock is taken for the load only.
    */
   underLogDirLock?: boolean;
+  /**
+   * A LogManager schedules this log's background work (logdir/manager-schedule.ts): the log runs
+   * no flush.ms flusher, no checkpoint timer, no retention or cleaner timer of its own.
+   */
+  scheduledByOwner?: boolean;
 }
 
 /** What Log.open hands the Log it builds. */
@@ -74,4 +79,5 @@ export interface LogInit {
   thoroughFlushIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerCheckIntervalMs?: number;
+  scheduledByOwner?: boolean;
 }

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../src/api.js';
+import { Log, LogtoolError } from '../../src/api.js';
 import { FileDescriptorCache } from '../../src/engine/segment/fd-cache.js';
 import { realIO } from '../../src/engine/io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
@@ -162,5 +162,51 @@ describe('descriptors held', () => {
     cache.closeAll();
     expect(openFds()).toBe(baseline);
     expect(() => new FileDescriptorCache(realIO, 0)).toThrow(/maxOpenFiles must be a positive integer/);
+  });
+
+  it('a compaction swap and a retention deletion leave no cached descriptor of the old files: reads see the new segments', async () => {
+    const dir = path.join(makeTempDir('logtool-fd-swap-'), 'topic-0');
+    const log = Log.open(dir, { config: { segmentBytes: 300, cleanupPolicy: 'compact', flushMode: 'sync' }, maxOpenFiles: 6, rememberConfig: false });
+    try {
+      for (let i = 0; i < 40; i++) await log.append([{ key: Buffer.from(`k${i % 4}`), value: Buffer.from(`v${i}`) }]);
+      // Every old file's descriptor enters the cache (the last ones stay in it).
+      expect([...log.read({ fromOffset: 0 })].length).toBe(40);
+      await log.compact({ deleteDelayMs: 0 });
+      const show = (l: Log) => [...l.read({ fromOffset: 0 })].map((r) => `${r.offset}:${r.key!.toString()}=${r.value!.toString()}`);
+      const after = show(log);
+      expect(after.length).toBeLessThan(40);
+      // What a fresh open of the files reads (its own descriptors).
+      const fresh = Log.open(dir, { readOnly: true });
+      expect(after).toEqual(show(fresh));
+      await fresh.close();
+      const retention = log.deleteRecordsBefore(log.activeSegment.baseOffset, { deleteDelayMs: 0 });
+      expect(retention.deleted.length).toBeGreaterThan(0);
+      expect([...log.read({ fromOffset: log.activeSegment.baseOffset })].map((r) => r.offset).at(-1)).toBe(39);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('a reader whose evicted file was replaced since it opened gets an error naming it, not the new bytes', async () => {
+    const dir = path.join(makeTempDir('logtool-fd-replaced-'), 'topic-0');
+    await writeManySegments(dir, 6);
+    const reader = Log.open(dir, { readOnly: true, maxOpenFiles: 2 });
+    try {
+      // Another process compacts segment 2 meanwhile: a new file takes its name.
+      const victim = path.join(dir, '00000000000000000002.log');
+      fs.copyFileSync(victim, `${victim}.new`);
+      fs.renameSync(`${victim}.new`, victim);
+      let error: unknown;
+      try {
+        for (const r of reader.read({ fromOffset: 0 })) expect(r.offset).toBeLessThan(2);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(LogtoolError);
+      expect((error as LogtoolError).file).toBe(victim);
+      expect((error as LogtoolError).message).toMatch(/the file was replaced since this read began/);
+    } finally {
+      await reader.close();
+    }
   });
 });

@@ -35,8 +35,6 @@ interface Entry {
   readonly key: string;
   readonly fd: number;
   pins: number;
-  /** Left the cache while pinned: closed by the last unpin. */
-  doomed: boolean;
 }
 
 export class FileDescriptorCache {
@@ -77,7 +75,7 @@ export class FileDescriptorCache {
     this.evictFor(1);
     const fd = open();
     assert(Number.isSafeInteger(fd) && fd >= 0, `open of ${path} returned descriptor ${fd}`, { file: path });
-    this.entries.set(key, { key, fd, pins: 0, doomed: false });
+    this.entries.set(key, { key, fd, pins: 0 });
     return { fd, opened: true };
   }
 
@@ -127,7 +125,6 @@ export class FileDescriptorCache {
     if (!e) return;
     this.entries.delete(key);
     if (e.pins > 0) {
-      e.doomed = true;
       this.doomedEntries.set(e.fd, e);
       this.doomedOpen++;
       return;

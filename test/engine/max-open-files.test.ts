@@ -24,10 +24,12 @@ import { markCleanShutdown, writeManySegments } from '../helpers/many-segments.j
 const SEGMENTS = Number(process.env.LOGTOOL_FD_SEGMENTS ?? 2_000);
 const PARTITIONS = Number(process.env.LOGTOOL_FD_PARTITIONS ?? 400);
 const ULIMIT = 1024;
+/** Timeouts grow with the sizes (the issue's sizes take minutes on a loaded 2-core machine). */
+const SCALE = Math.max(1, SEGMENTS / 2_000, PARTITIONS / 400);
 
 /** Runs `node script args…` (or the CLI) under `ulimit -n 1024`. */
 const limited = (args: string[]) =>
-  run('bash', ['-c', `ulimit -n ${ULIMIT} && exec "$NODE" "$@"`, 'limited', ...args], { NODE: process.execPath }, 120_000);
+  run('bash', ['-c', `ulimit -n ${ULIMIT} && exec "$NODE" "$@"`, 'limited', ...args], { NODE: process.execPath }, 120_000 * SCALE);
 
 const CHILD = (engineUrl: string) => `
 import { Log, LogManager } from ${JSON.stringify(engineUrl)};
@@ -85,7 +87,7 @@ beforeAll(async () => {
     ends.set(`t-${p}`, 1);
   }
   markCleanShutdown(logDir, ends);
-}, 300_000);
+}, 300_000 * SCALE);
 afterAll(removeTempDirs);
 
 describe(`under ulimit -n ${ULIMIT}`, () => {
@@ -96,7 +98,7 @@ describe(`under ulimit -n ${ULIMIT}`, () => {
     const out = JSON.parse(r.stdout) as { before: number; records: number; segments: number; after: number };
     expect(out).toMatchObject({ before: SEGMENTS, records: SEGMENTS + 10, after: SEGMENTS + 10 });
     expect(out.segments).toBeGreaterThanOrEqual(SEGMENTS); // the old records' timestamps may roll (segment.ms)
-  }, 180_000);
+  }, 180_000 * SCALE);
 
   it('verify, recover and read of that partition succeed', async () => {
     const verify = await limited([cliPath, 'verify', partition, '--json']);
@@ -109,14 +111,14 @@ describe(`under ulimit -n ${ULIMIT}`, () => {
     const lines = read.stdout.trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(SEGMENTS);
     expect(JSON.parse(lines[0]!).offset).toBe(0);
-  }, 180_000);
+  }, 180_000 * SCALE);
 
   it(`a LogManager over ${PARTITIONS} partitions opens writable, appends to each, closes`, async () => {
     const r = await limited([child, 'manager', logDir]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ appended: PARTITIONS });
-  }, 180_000);
+  }, 180_000 * SCALE);
 });
 
 const openFds = () => fs.readdirSync('/proc/self/fd').length;
@@ -137,7 +139,7 @@ describe('descriptors held', () => {
     expect(held).toBeLessThanOrEqual(maxOpenFiles + 2);
     await log.close();
     expect(openFds() - baseline).toBeLessThanOrEqual(2);
-  }, 120_000);
+  }, 120_000 * SCALE);
 
   it('the cache closes the least recently used descriptor and never a pinned one; an invalidated pin closes at unpin', () => {
     const dir = makeTempDir('logtool-fd-lru-');

@@ -33,6 +33,8 @@ export interface FileStat {
   isFile: boolean;
   /** True when the path itself is a symbolic link (the other fields describe its target). */
   isSymlink?: boolean;
+  /** Inode number, when the layer knows it (a reopened path is checked to be the same file). */
+  ino?: number;
 }
 
 export interface FileIO {
@@ -82,7 +84,7 @@ export interface FileIO {
 }
 
 function toStat(s: fs.Stats): FileStat {
-  return { size: s.size, mtimeMs: s.mtimeMs, isDirectory: s.isDirectory(), isFile: s.isFile() };
+  return { size: s.size, mtimeMs: s.mtimeMs, isDirectory: s.isDirectory(), isFile: s.isFile(), ino: s.ino };
 }
 
 /** Flags that open for writing, with O_NOFOLLOW: a write never goes through a symbolic link. */

@@ -6,7 +6,7 @@
  * increasing); anything else stops the cleaner with the file and byte position.
  */
 import type { FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { LogtoolError, assert } from '../errors.js';
 import { computeBatchCrc, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, readBatchHeader, type BatchHeader } from '../format/record-batch.js';
 import type { LogSegment } from '../segment/segment.js';
 
@@ -42,8 +42,8 @@ export class BatchReader {
    * `corrupt` LogtoolError at the first entry that is not a valid v2 batch of this segment.
    */
   *batches(seg: LogSegment, startPosition = 0, verifyCrc = true): Generator<Batch> {
-    const io = this.io;
-    const fd = seg.fd;
+    assert(seg.io === this.io, 'a segment read through another I/O layer than the cleaner\'s', { file: seg.logPath });
+    const src = seg.file;
     const end = seg.size;
     const file = seg.logPath;
     let bufStart = startPosition; // file position of buf[0]
@@ -64,7 +64,7 @@ export class BatchReader {
       bufStart = pos;
       while (bufLen < n) {
         const want = Math.min(this.buf.length - bufLen, end - (bufStart + bufLen));
-        const got = want > 0 ? io.read(fd, this.buf, bufLen, want, bufStart + bufLen) : 0;
+        const got = want > 0 ? src.read(this.buf, bufLen, want, bufStart + bufLen) : 0;
         if (got <= 0) throw fail(pos, 'segment ended inside a batch');
         bufLen += got;
         this.bytesRead += got;

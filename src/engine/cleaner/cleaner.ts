@@ -269,7 +269,7 @@ interface HeaderEntry {
  */
 function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<HeaderEntry> {
   const size = seg.size;
-  const fd = seg.fd;
+  const file = seg.file;
   let winStart = 0;
   let winLen = 0;
   let pos = 0;
@@ -277,7 +277,7 @@ function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<Head
     if (at >= winStart && at + need <= winStart + winLen) return true;
     const want = Math.min(HEADER_WINDOW_BYTES, size - at);
     if (want < need) return false;
-    winLen = io.read(fd, win, 0, want, at);
+    winLen = file.read(win, 0, want, at);
     winStart = at;
     return winLen >= need;
   };
@@ -303,7 +303,7 @@ function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<Head
       batch: () => {
         if (at >= winStart && at + entrySize <= winStart + winLen) return { buf: win, pos: at - winStart };
         const buf = Buffer.allocUnsafe(entrySize);
-        io.read(fd, buf, 0, entrySize, at);
+        file.read(buf, 0, entrySize, at);
         return { buf, pos: 0 };
       },
     };

@@ -9,6 +9,7 @@ import type { LogSegment } from '../segment/segment.js';
 import type { FlushPipeline } from '../flush/group-commit.js';
 import { closeWriterAndMaybeMark, noteWriterGone } from '../logdir/clean-shutdown.js';
 import type { DirectoryLock } from './lock.js';
+import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { LogFlusher } from './log-flush.js';
 import type { LogMaintenance } from './log-maintenance.js';
 import type { SegmentChanges } from './segment-changes.js';
@@ -26,6 +27,8 @@ export interface ClosingLog {
   readonly flusher: LogFlusher;
   readonly changes: SegmentChanges;
   readonly lock: DirectoryLock | undefined;
+  /** The log's own descriptor cache (none when a LogManager shares one). */
+  readonly ownFiles: FileDescriptorCache | undefined;
   readonly closed: boolean;
   markClosed(): void;
   readonly backgroundError: unknown;
@@ -54,6 +57,7 @@ export async function closeLog(log: ClosingLog): Promise<void> {
   if (log.readOnly) {
     log.markClosed();
     for (const s of log.segments) s.closeQuietly();
+    log.ownFiles?.closeAll();
     return;
   }
   log.markClosed(); // refuses appends from here on
@@ -89,6 +93,11 @@ export async function closeLog(log: ClosingLog): Promise<void> {
     }
   }
   try {
+    log.ownFiles?.closeAll(); // descriptors of retired segments and of reads
+  } catch (e) {
+    firstError ??= e;
+  }
+  try {
     log.lock?.release();
   } catch (e) {
     firstError ??= e;
@@ -113,6 +122,7 @@ export function abandonLog(log: ClosingLog): void {
   log.changes.dropPendingDeletions();
   log.markClosed();
   for (const s of log.segments) s.closeQuietly();
+  log.ownFiles?.closeAll();
   if (!log.readOnly) noteWriterGone(log.dir);
   log.lock?.release();
 }

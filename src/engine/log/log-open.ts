@@ -9,6 +9,7 @@ import { LogtoolError } from '../errors.js';
 import { resolveConfig } from '../config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
+import { FileDescriptorCache } from '../segment/fd-cache.js';
 import { loadLog } from '../recovery/loader.js';
 import { requireWritableCheckpoints } from '../logdir/dir-checkpoints.js';
 import { markerSeenByProcess, noteWriterOpened } from '../logdir/clean-shutdown.js';
@@ -18,6 +19,8 @@ import type { LogInit, LogOptions } from './log-options.js';
 /** Opens (creating if allowed) a partition directory; `construct` builds the Log (Log.open). */
 export function openPartition<L>(dir: string, options: LogOptions, construct: (init: LogInit) => L): L {
   const io = options.io ?? realIO;
+  const ownFiles = options.fileDescriptorCache ? undefined : new FileDescriptorCache(io, options.maxOpenFiles);
+  const files = options.fileDescriptorCache ?? ownFiles!;
   const readOnly = options.readOnly ?? false;
   const resolved = path.resolve(dir);
   const onWarning = options.onWarning ?? (() => {});
@@ -38,14 +41,14 @@ export function openPartition<L>(dir: string, options: LogOptions, construct: (i
       io.mkdirp(resolved);
       io.syncDir(path.dirname(resolved));
     }
-    lock = DirectoryLock.acquire(resolved);
+    lock = DirectoryLock.acquire(resolved, 'write to', { underLogDir: options.underLogDirLock });
   }
   try {
     const remembered = loadRememberedConfig(io, resolved);
     const config = resolveConfig(remembered, options.config);
     if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
     const directoryMarker = readOnly ? undefined : markerSeenByProcess(path.dirname(resolved));
-    const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, ...options.recovery });
+    const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, files, ...options.recovery });
     if (!readOnly) {
       // After a kill -9 the page cache may still hold data that never reached the disk. Sync
       // what lies past the recovery point once, so the flushed position reported from this open
@@ -54,6 +57,10 @@ export function openPartition<L>(dir: string, options: LogOptions, construct: (i
       for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
       io.syncDir(resolved);
     }
+    if (options.underLogDirLock) {
+      lock?.release(); // from here on the manager's log-directory lock keeps other writers out
+      lock = undefined;
+    }
     const log = construct({
       dir: resolved,
       tp,
@@ -61,6 +68,7 @@ export function openPartition<L>(dir: string, options: LogOptions, construct: (i
       io,
       readOnly,
       lock,
+      ownFiles,
       segments: loaded.segments,
       logStartOffset: loaded.logStartOffset,
       nextOffset: loaded.nextOffset,
@@ -76,6 +84,7 @@ export function openPartition<L>(dir: string, options: LogOptions, construct: (i
     return log;
   } catch (e) {
     lock?.release();
+    ownFiles?.closeAll();
     throw e;
   }
 }

@@ -6,6 +6,7 @@ import type { FileIO } from '../io.js';
 import type { LogConfig } from '../config.js';
 import type { LoadOptions, LoadReport } from '../recovery/loader.js';
 import type { LogSegment } from '../segment/segment.js';
+import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { TopicPartition } from './topic-partition.js';
 import type { DirectoryLock } from './lock.js';
 import type { LogWarning } from './log-types.js';
@@ -41,6 +42,18 @@ export interface LogOptions {
    */
   cleanerCheckIntervalMs?: number;
   /**
+   * Most descriptors of segment files kept open (a least-recently-used cache, segment/fd-cache.ts;
+   * default 512).
+   */
+  maxOpenFiles?: number;
+  /** A LogManager's cache, shared by its logs (maxOpenFiles is then the manager's). */
+  fileDescriptorCache?: FileDescriptorCache;
+  /**
+   * A LogManager of this process holds the log directory's writer lock (lock.ts): the partition's
+   * own lock is taken for the load only.
+   */
+  underLogDirLock?: boolean;
+  /**
    * A LogManager schedules this log's background work (logdir/manager-schedule.ts): the log runs
    * no flush.ms flusher, no checkpoint timer, no retention or cleaner timer of its own.
    */
@@ -55,6 +68,8 @@ export interface LogInit {
   io: FileIO;
   readOnly: boolean;
   lock: DirectoryLock | undefined;
+  /** The descriptor cache the log opened for itself (closed with it); undefined when a manager's. */
+  ownFiles: FileDescriptorCache | undefined;
   segments: LogSegment[];
   logStartOffset: number;
   nextOffset: number;

@@ -13,6 +13,7 @@ import { cleanupPolicy, type LogConfig } from '../config.js';
 import type { TopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
+import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import type { LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
@@ -58,6 +59,7 @@ export class Log {
   private readonly maintenance: LogMaintenance = new LogMaintenance(this);
   private readonly checkpoints: PartitionCheckpoints;
   private readonly lock: DirectoryLock | undefined;
+  private readonly ownFiles: FileDescriptorCache | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
   /** A LogManager runs this log's background schedule. */
@@ -74,6 +76,7 @@ export class Log {
     this.io = init.io;
     this.readOnly = init.readOnly;
     this.lock = init.lock;
+    this.ownFiles = init.ownFiles;
     this.segmentList = new LogSegments(init.segments);
     this.logStartOffset = init.logStartOffset;
     this.checkpoints = new PartitionCheckpoints(init.io, this.logDir, init.tp, init.recoveryPoint);
@@ -458,6 +461,7 @@ export class Log {
       flusher: this.flusher,
       changes: this.changes,
       lock: this.lock,
+      ownFiles: this.ownFiles,
       get segments() { return log.segments; },
       get activeSegment() { return log.activeSegment; },
       get closed() { return log.closed; },

@@ -94,6 +94,7 @@ export class Roller {
       maxIndexBytes: config.segmentIndexBytes,
       writable: true,
       create: 'exclusive',
+      files: old.fdCache,
     });
     segments.add(seg);
     this.host.onRolled();

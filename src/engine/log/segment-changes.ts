@@ -12,7 +12,7 @@ import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment, segmentFileName } from '../segment/segment.js';
 import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, type RetentionRules } from '../cleaner/retention.js';
-import { swapSegments, type RemovedFile, type StepHook } from '../cleaner/swap.js';
+import { DELETED_SUFFIX, swapSegments, type RemovedFile, type StepHook } from '../cleaner/swap.js';
 import { beginChange, endChange } from '../cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
 import { followLogEnds } from '../partition-state/log-ends.js';
@@ -125,7 +125,9 @@ export class SegmentChanges {
         // Kafka also retires the producer-state snapshot named after a deleted segment.
         const snapshot = path.join(dir, segmentFileName(seg.baseOffset, '.snapshot'));
         const files = io.stat(snapshot) ? [...seg.files(), snapshot] : seg.files();
+        seg.closeDescriptors(); // no cached descriptor outlives the names
         const r = retireSegmentFiles(io, files, this.keepDirFor(opts.keepRemovedDir), opts.onStep);
+        seg.retire(DELETED_SUFFIX);
         deleted.push(...r.deleted);
         report.deleted.find((d) => d.baseOffset === seg.baseOffset)!.files = r.removed;
       }
@@ -151,6 +153,7 @@ export class SegmentChanges {
     const delay = opts.deleteDelayMs ?? 0;
     const token = beginChange(io, dir);
     try {
+      for (const s of old) s.closeDescriptors(); // no cached descriptor outlives the names
       const res = swapSegments({
         io,
         dir,
@@ -160,7 +163,9 @@ export class SegmentChanges {
         deleteNow: delay <= 0,
         hook: opts.onStep,
       });
-      const seg = new LogSegment({ io, dir, baseOffset: base, indexIntervalBytes: config.indexIntervalBytes, maxIndexBytes: config.segmentIndexBytes, writable: true });
+      for (const s of old) s.retire(DELETED_SUFFIX);
+      const files = this.host.segments.active.fdCache;
+      const seg = new LogSegment({ io, dir, baseOffset: base, indexIntervalBytes: config.indexIntervalBytes, maxIndexBytes: config.segmentIndexBytes, writable: true, files });
       this.host.segments.replace(old, seg);
       this.scheduleRemoval(old, delay <= 0 ? [] : res.deleted, delay);
       return res.removed;

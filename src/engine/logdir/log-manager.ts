@@ -11,13 +11,17 @@
  * A writable manager runs Kafka's background schedule over its logs (manager-schedule.ts decides
  * when, manager-work.ts does it; the logs run no timers of their own), with each partition's
  * topic configs by topic-configs.ts's rule in a broker's directory.
- * Not here yet: the descriptor cache (maxOpenFiles).
+ * Descriptors stay bounded whatever the number of partitions (issue 12): one cache of segment
+ * descriptors shared by every log (`maxOpenFiles`, segment/fd-cache.ts), and one writer lock per log
+ * directory instead of one per partition (log/lock.ts).
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { realIO, removeTree, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import { Log, type LogOptions } from '../log/log.js';
+import { DirectoryLock } from '../log/lock.js';
+import { FileDescriptorCache } from '../segment/fd-cache.js';
 import { parseTopicPartition, requireValidTopicName } from '../log/topic-partition.js';
 import type { LoadOptions } from '../recovery/load-report.js';
 import type { LogWarning } from '../log/log-types.js';
@@ -45,12 +49,17 @@ export interface LogManagerOptions {
   onProgress?: (p: LoadProgressEvent) => void;
   onWarning?: (w: LogWarning) => void;
   /** Options passed to every Log.open (recovery knobs …); the manager schedules each log's background work. */
-  logOptions?: Omit<LogOptions, 'readOnly' | 'io' | 'onWarning' | 'config' | 'create' | 'retentionCheckIntervalMs' | 'cleanerCheckIntervalMs' | 'thoroughFlushIntervalMs' | 'scheduledByOwner'>;
+  logOptions?: Omit<
+    LogOptions,
+    'readOnly' | 'io' | 'onWarning' | 'config' | 'create' | 'retentionCheckIntervalMs' | 'cleanerCheckIntervalMs' | 'thoroughFlushIntervalMs' | 'scheduledByOwner' | 'maxOpenFiles' | 'fileDescriptorCache' | 'underLogDirLock'
+  >;
   /** The background schedule's intervals (writable managers; Kafka's defaults), or false for none (each log then keeps its own flush timers). */
   schedule?: ScheduleIntervals | false;
   /** Each scheduled task's result or error (errors also go to onWarning). */
   onSchedule?: (e: ScheduleEvent) => void;
   io?: FileIO;
+  /** Most descriptors of segment files open at once, for all logs together (default 512). */
+  maxOpenFiles?: number;
 }
 
 export interface LoadProgressEvent {
@@ -67,6 +76,8 @@ interface DirState {
   /** The names in the directory that parse as each partition (`t-1`, `t-01` …), for the loader's ambiguity check. */
   namesByPartition: Map<string, string[]>;
   lock: BrokerLock | undefined;
+  /** Writable: this manager's writer lock on the whole directory (log/lock.ts). */
+  writerLock: DirectoryLock | undefined;
   isBroker: boolean;
   /** Partition directory names held by this directory (open logs). */
   partitions: Set<string>;
@@ -104,6 +115,7 @@ export class LogManager {
   private readonly unknownConfig = new Set<string>();
   private schedule: ManagerSchedule | undefined;
   private closed = false;
+  private readonly files: FileDescriptorCache;
 
   private constructor(
     dirs: DirState[],
@@ -111,6 +123,7 @@ export class LogManager {
     private readonly io: FileIO,
   ) {
     this.dirs = dirs;
+    this.files = new FileDescriptorCache(io, options.maxOpenFiles);
   }
 
   /** Opens every log directory and loads every partition in them (see the file comment). */
@@ -155,13 +168,15 @@ export class LogManager {
       throw new LogtoolError('usage', 'this is a partition directory (named <topic>-<partition>); give the log directory that holds it', { file: dir });
     }
     if (options.readOnly && !entries.some(isKafkaEntry)) throw new LogtoolError('usage', 'not a log directory: it holds no partitions and no Kafka files', { file: dir });
-    const state: DirState = { dir, snapshot: undefined, namesByPartition: new Map(), lock: undefined, isBroker, partitions: new Set() };
+    const state: DirState = { dir, snapshot: undefined, namesByPartition: new Map(), lock: undefined, writerLock: undefined, isBroker, partitions: new Set() };
     if (!options.readOnly) {
       state.lock = await BrokerLock.acquire(dir, io, { create: created });
       try {
+        state.writerLock = DirectoryLock.holdLogDir(dir);
         requireWritableCheckpoints(io, dir);
         if (!isBroker) this.finishInterruptedDeletions(dir, entries);
       } catch (e) {
+        state.writerLock?.release();
         await state.lock.release();
         throw e;
       }
@@ -243,6 +258,8 @@ export class LogManager {
       config: this.topicConfig(dir),
       rememberConfig: false,
       onWarning: options.onWarning,
+      fileDescriptorCache: this.files,
+      underLogDirLock: !options.readOnly,
     });
   }
 
@@ -381,8 +398,14 @@ export class LogManager {
       }
     }
     this.pendingRemovals.clear();
+    try {
+      this.files.closeAll();
+    } catch (e) {
+      firstError ??= e;
+    }
     for (const d of this.dirs) {
       try {
+        d.writerLock?.release();
         await d.lock?.release();
       } catch (e) {
         firstError ??= e;

@@ -64,7 +64,7 @@ class EntryWalker {
   }
 
   private scanner(startPosition = 0): EntryScanner {
-    return new EntryScanner({ io: this.seg.io, path: this.seg.logPath, fd: this.seg.fd, startPosition, endPosition: this.seg.size, chunkBytes: 64 * 1024 });
+    return this.seg.scanner({ startPosition, chunkBytes: 64 * 1024 });
   }
 
   private restart(): void {

@@ -4,6 +4,7 @@
  * renders the report.
  */
 import type { FileIO } from '../io.js';
+import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { LogConfig } from '../config.js';
 import type { TopicPartition } from '../log/topic-partition.js';
 import type { LogWarning } from '../log/log-types.js';
@@ -106,6 +107,8 @@ export interface LoadOptions {
    * parse). The loader then reads none of them itself.
    */
   directory?: { names: readonly string[]; recoveryPoints: ReadonlyMap<string, number>; logStartOffsets: ReadonlyMap<string, number> };
+  /** The descriptor cache the segments open their files through (segment/fd-cache.ts; default: one for this load). */
+  files?: FileDescriptorCache;
 }
 
 export interface LoadResult {

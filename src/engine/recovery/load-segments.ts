@@ -36,6 +36,7 @@ export function openSegments(ctx: LoadContext, removed: Set<string>): LogSegment
   }
   if (orphansRemoved && !ctx.viewOnly) ctx.io.syncDir(ctx.dir);
   const { config } = ctx.opts;
+  const present = new Set(names); // a lookup per index file: linear in the segments, not quadratic
   const segments: LogSegment[] = [];
   try {
     const bases = [...logBases].sort((a, b) => a - b);
@@ -43,7 +44,7 @@ export function openSegments(ctx: LoadContext, removed: Set<string>): LogSegment
       // Before the segment is opened: a writable open creates missing index files (empty).
       for (const suffix of [INDEX_SUFFIX, TIME_INDEX_SUFFIX]) {
         const name = segmentFileName(base, suffix);
-        if (!names.includes(name)) ctx.missingIndexes.add(path.join(ctx.dir, name));
+        if (!present.has(name)) ctx.missingIndexes.add(path.join(ctx.dir, name));
       }
       segments.push(
         new LogSegment({
@@ -53,6 +54,7 @@ export function openSegments(ctx: LoadContext, removed: Set<string>): LogSegment
           indexIntervalBytes: config.indexIntervalBytes,
           maxIndexBytes: config.segmentIndexBytes,
           writable: !ctx.viewOnly,
+          files: ctx.opts.files,
           // Per file: a swap interrupted during its renames leaves some files named `.swap`.
           fileSuffixOf: (suffix) => (ctx.swapped.has(segmentFileName(base, suffix)) ? SWAP_SUFFIX : undefined),
           // A live writer may be appending to the last one: bound its indexes by what was there.

@@ -37,6 +37,7 @@
 import path from 'node:path';
 import { LogtoolError } from '../errors.js';
 import { DirectoryLock } from '../log/lock.js';
+import { FileDescriptorCache } from '../segment/fd-cache.js';
 import { parseTopicPartition, requireUnambiguousPartition } from '../log/topic-partition.js';
 import { LogSegment } from '../segment/segment.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT } from '../checkpoint.js';
@@ -53,7 +54,9 @@ export type { DroppedFileReport, IndexProblemReport, LoadOptions, LoadProgress, 
 export function loadLog(opts: LoadOptions): LoadResult {
   // Checkpoint entries are keyed by topic and partition number: refuse a second directory naming it.
   if (opts.tp) requireUnambiguousPartition(opts.dir, opts.tp, opts.directory?.names ?? opts.io.readdir(path.dirname(opts.dir)));
-  return new LogLoader(opts).load();
+  // Without a log's cache (a command loading on its own), one for this load: the segments' files
+  // leave it as they close.
+  return new LogLoader({ ...opts, files: opts.files ?? new FileDescriptorCache(opts.io) }).load();
 }
 
 class LogLoader {
@@ -113,6 +116,7 @@ class LogLoader {
             maxIndexBytes: opts.config.segmentIndexBytes,
             writable: true,
             create: true,
+            files: opts.files,
           }),
         );
         io.syncDir(opts.dir);

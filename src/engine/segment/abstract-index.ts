@@ -2,10 +2,12 @@
  * Fixed-size-entry index files (Kafka's AbstractIndex): preallocated to `maxIndexBytes` rounded
  * down to a whole entry, entries written in place, trimmed to the valid entries on roll and close.
  * Entries are read with positional reads (binary search), so memory stays constant whatever the
- * index size.
+ * index size. The descriptor comes from the descriptor cache (fd-cache.ts) on each use: an index
+ * nobody reads holds none.
  */
 import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
+import { CachedFile, FileDescriptorCache } from './fd-cache.js';
 
 export interface IndexOpenOptions {
   io: FileIO;
@@ -14,13 +16,17 @@ export interface IndexOpenOptions {
   /** segment.index.bytes: the preallocated size of a writable index. */
   maxIndexBytes: number;
   writable: boolean;
+  /** The descriptor cache (default: a private one, holding this file until close). */
+  files?: FileDescriptorCache;
 }
 
 export abstract class AbstractIndex {
   readonly path: string;
   readonly baseOffset: number;
   protected readonly io: FileIO;
-  protected fd: number | undefined;
+  private readonly files: FileDescriptorCache;
+  /** undefined: a read-only index whose file does not exist, or a closed one. */
+  protected file: CachedFile | undefined;
   protected readonly writable: boolean;
   /** Number of valid entries. */
   entries = 0;
@@ -36,6 +42,7 @@ export abstract class AbstractIndex {
     this.path = opts.path;
     this.baseOffset = opts.baseOffset;
     this.writable = opts.writable;
+    this.files = opts.files ?? new FileDescriptorCache(opts.io, 1);
     this.scratch = Buffer.alloc(entrySize);
   }
 
@@ -47,11 +54,11 @@ export abstract class AbstractIndex {
   protected init(maxIndexBytes: number, entrySize: number): void {
     const exists = this.io.stat(this.path);
     if (!exists && !this.writable) {
-      this.fd = undefined;
+      this.file = undefined;
       return;
     }
-    this.fd = this.io.open(this.path, this.writable ? (exists ? 'r+' : 'w+') : 'r');
-    this.fileLength = this.io.fstat(this.fd).size;
+    this.file = new CachedFile(this.files, this.path, this.writable ? 'r+' : 'r', exists ? undefined : 'w+');
+    this.fileLength = this.file.fstat().size;
     if (!exists || this.fileLength === 0) {
       this.entries = 0;
       // Only a newly created file is preallocated (Kafka's AbstractIndex). An existing empty
@@ -65,7 +72,7 @@ export abstract class AbstractIndex {
   }
 
   get exists(): boolean {
-    return this.fd !== undefined;
+    return this.file !== undefined;
   }
 
   get sizeInBytes(): number {
@@ -97,35 +104,35 @@ export abstract class AbstractIndex {
   }
 
   protected readEntry(i: number): Buffer {
-    if (this.fd === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
-    const n = this.io.read(this.fd, this.scratch, 0, this.entrySize, i * this.entrySize);
+    if (this.file === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
+    const n = this.file.read(this.scratch, 0, this.entrySize, i * this.entrySize);
     if (n < this.entrySize) this.scratch.fill(0, n);
     return this.scratch;
   }
 
   /** Reads entries [first, first + count) into `into` (a bounded block read; bytes past the file are zero). */
   protected readEntries(first: number, count: number, into: Buffer): void {
-    if (this.fd === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
+    if (this.file === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
     const bytes = count * this.entrySize;
     assert(bytes <= into.length, `read of ${count} index entries into ${into.length} bytes`, { file: this.path });
-    const n = this.io.read(this.fd, into, 0, bytes, first * this.entrySize);
+    const n = this.file.read(into, 0, bytes, first * this.entrySize);
     if (n < bytes) into.fill(0, Math.max(n, 0), bytes);
   }
 
   protected writeEntry(entry: Buffer): void {
-    if (this.fd === undefined || !this.writable) throw new LogtoolError('io', 'index is not writable', { file: this.path });
+    if (this.file === undefined || !this.writable) throw new LogtoolError('io', 'index is not writable', { file: this.path });
     if (this.entries >= this.maxEntries) throw new LogtoolError('io', `index is full (${this.entries} entries)`, { file: this.path });
-    this.io.write(this.fd, entry, 0, this.entrySize, this.entries * this.entrySize);
+    this.file.write(entry, 0, this.entrySize, this.entries * this.entrySize);
     this.entries++;
   }
 
   /** Sets the file length to a whole number of entries ≥ the valid entries (Kafka's resize). */
   resize(maxIndexBytes: number): void {
-    if (this.fd === undefined || !this.writable) return;
+    if (this.file === undefined || !this.writable) return;
     const rounded = Math.floor(maxIndexBytes / this.entrySize) * this.entrySize;
     const length = Math.max(rounded, this.entries * this.entrySize);
     if (length !== this.fileLength) {
-      this.io.truncate(this.fd, length);
+      this.file.truncate(length);
       this.fileLength = length;
     }
     this.maxEntries = Math.floor(length / this.entrySize);
@@ -133,10 +140,10 @@ export abstract class AbstractIndex {
 
   /** Kafka's trimToValidSize: file length = entries × entrySize. */
   trimToValidSize(): void {
-    if (this.fd === undefined || !this.writable) return;
+    if (this.file === undefined || !this.writable) return;
     const length = this.entries * this.entrySize;
     if (length !== this.fileLength) {
-      this.io.truncate(this.fd, length);
+      this.file.truncate(length);
       this.fileLength = length;
     }
     this.maxEntries = this.entries;
@@ -145,9 +152,9 @@ export abstract class AbstractIndex {
   /** Drops every entry from index n on (zeroing them, so the file stays self-describing). */
   truncateToEntries(n: number): void {
     if (n >= this.entries) return;
-    if (this.fd !== undefined && this.writable) {
+    if (this.file !== undefined && this.writable) {
       const zeros = Buffer.alloc((this.entries - n) * this.entrySize);
-      this.io.write(this.fd, zeros, 0, zeros.length, n * this.entrySize);
+      this.file.write(zeros, 0, zeros.length, n * this.entrySize);
     }
     this.entries = n;
   }
@@ -157,21 +164,21 @@ export abstract class AbstractIndex {
   }
 
   flush(): void {
-    if (this.fd !== undefined && this.writable) this.io.datasync(this.fd);
+    if (this.file !== undefined && this.writable) this.file.datasync();
   }
 
   /** flush without blocking the event loop (the append path). */
   async flushAsync(): Promise<void> {
-    if (this.fd !== undefined && this.writable) await this.io.datasyncAsync(this.fd);
+    if (this.file !== undefined && this.writable) await this.file.datasyncAsync();
   }
 
   close(): void {
-    if (this.fd !== undefined) {
+    if (this.file !== undefined) {
       // close(2) releases the descriptor even when it reports an error: never close it twice
       // (a second close fails with EBADF, or closes a descriptor reused meanwhile).
-      const fd = this.fd;
-      this.fd = undefined;
-      this.io.close(fd);
+      const file = this.file;
+      this.file = undefined;
+      file.close();
     }
   }
 

@@ -50,7 +50,13 @@ export interface LogEntry {
   /** Whether buf holds the whole entry; false for one above maxBufferedEntryBytes (its header is there). */
   complete: boolean;
   /** Where the entry was read from (to load an incomplete one). */
-  source: { io: FileIO; fd: number; path: string };
+  source: FileSource;
+}
+
+/** A file the scanner reads by position: an fd it was given or opened, or a segment's cached file. */
+export interface FileSource {
+  readonly path: string;
+  read(buf: Buffer, offset: number, length: number, position: number): number;
 }
 
 export type ScanEnd =
@@ -83,6 +89,8 @@ export interface ScanOptions {
    * offset from an index entry's position; `reachedOffset` tells whether it got there.
    */
   skipBelowOffset?: number;
+  /** Or the file to read through (a segment's descriptor-cache handle; its size is endPosition, which is then required). */
+  file?: FileSource;
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
@@ -119,7 +127,7 @@ function chunkedCrc(src: LogEntry['source'], position: number, size: number, mag
   let crc = 0;
   const end = position + size;
   for (let at = position + crcStart(magic); at < end; ) {
-    const n = src.io.read(src.fd, scratch, 0, Math.min(scratch.length, end - at), at);
+    const n = src.read(scratch, 0, Math.min(scratch.length, end - at), at);
     if (n <= 0) throw new LogtoolError('corrupt', `file shrank while checking the entry at byte ${position}`, { file: src.path, position });
     crc = magic >= 2 ? crc32c(scratch, 0, n, crc) : crc32(scratch, 0, n, crc);
     at += n;
@@ -141,7 +149,7 @@ export function entryBytes(e: LogEntry): { buf: Buffer; pos: number } {
   if (e.complete) return { buf: e.buf, pos: e.bufPos };
   const buf = Buffer.allocUnsafe(e.size);
   for (let at = 0; at < e.size; ) {
-    const n = e.source.io.read(e.source.fd, buf, at, e.size - at, e.position + at);
+    const n = e.source.read(buf, at, e.size - at, e.position + at);
     if (n <= 0) throw new LogtoolError('corrupt', `file shrank while reading the entry at byte ${e.position}`, { file: e.source.path, position: e.position });
     at += n;
   }
@@ -167,13 +175,14 @@ export class EntryScanner {
 
   *entries(): Generator<LogEntry> {
     const { io, path } = this.opts;
-    const ownFd = this.opts.fd === undefined;
-    const fd = this.opts.fd ?? io.open(path, 'r');
+    const ownFd = this.opts.fd === undefined && this.opts.file === undefined;
+    const fd = this.opts.file ? -1 : (this.opts.fd ?? io.open(path, 'r'));
     try {
+      const source: FileSource = this.opts.file ?? { path, read: (b, o, l, p) => io.read(fd, b, o, l, p) };
+      assert(this.opts.file === undefined || this.opts.endPosition !== undefined, 'a scan of a cached file needs its end position', { file: path });
       const fileEnd = this.opts.endPosition ?? io.fstat(fd).size;
       const chunkBytes = this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
       const maxBufferedEntryBytes = this.opts.maxBufferedEntryBytes ?? DEFAULT_MAX_BUFFERED_ENTRY_BYTES;
-      const source = { io, fd, path };
       let crcScratch: Buffer | undefined;
       const base = this.opts.segmentBaseOffset;
       // Start small (a random lookup reads a few KiB), double on each refill up to chunkBytes (a
@@ -210,7 +219,7 @@ export class EntryScanner {
         bufFilePos = position;
         while (bufLen < needed) {
           const want = Math.min(buf.length - bufLen, fileEnd - (bufFilePos + bufLen), Math.max(needed, readAhead) - bufLen);
-          const n = io.read(fd, buf, bufLen, want, bufFilePos + bufLen);
+          const n = source.read(buf, bufLen, want, bufFilePos + bufLen);
           if (n <= 0) return false;
           bufLen += n;
         }

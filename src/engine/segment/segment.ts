@@ -1,7 +1,8 @@
 /**
  * One segment: a `.log` with its `.index` and `.timeindex` (Kafka's LogSegment). Appends maintain
  * the sparse indexes by Kafka's rules (kafka-format.md §8); `recover` rebuilds them from the log
- * the way Kafka's recovery does (§10.3).
+ * the way Kafka's recovery does (§10.3). Its three files are opened through the descriptor cache
+ * (fd-cache.ts) when used: a segment nobody reads or appends to holds no descriptor.
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
@@ -9,6 +10,7 @@ import { LogtoolError, assert } from '../errors.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
+import { CachedFile, FileDescriptorCache } from './fd-cache.js';
 import { decodeRecords, type LogRecord } from '../format/record-batch.js';
 import { entryRecords } from '../format/entry-records.js';
 import { scanAndIndex, writeIndexFiles } from '../recovery/index-rebuilder.js';
@@ -39,6 +41,8 @@ export interface SegmentOptions {
   snapshotIndexes?: boolean;
   /** Per file, overrides fileSuffix (readers of an interrupted swap: some files are still `.swap`). */
   fileSuffixOf?: (segmentSuffix: string) => string | undefined;
+  /** The descriptor cache of the log (default: a private one holding this segment's files until close). */
+  files?: FileDescriptorCache;
 }
 
 export interface RecoverResult {
@@ -56,9 +60,14 @@ export class LogSegment {
   /** Replaced (not mutated) when recover() rebuilds the files, hence private fields behind getters. */
   private offsetIndexFile: OffsetIndex | undefined;
   private timeIndexFile: TimeIndex | undefined;
-  private readonly indexFilePaths: { index: string; timeindex: string };
+  private indexFilePaths: { index: string; timeindex: string };
   readonly io: FileIO;
-  private logFd: number | undefined;
+  /** The descriptor cache this segment's files are opened through. */
+  readonly fdCache: FileDescriptorCache;
+  private readonly logFile: CachedFile;
+  private closed = false;
+  /** Its files were renamed away (retention, a swap): later reads go to the renamed files, read-only. */
+  private retired = false;
   private readonly writable: boolean;
   private readonly indexIntervalBytes: number;
   readonly maxIndexBytes: number;
@@ -88,20 +97,23 @@ export class LogSegment {
     const sfx = opts.fileSuffix ?? '';
     const file = (s: string) => path.join(opts.dir, segmentFileName(opts.baseOffset, s) + (opts.fileSuffixOf?.(s) ?? sfx));
     this.logPath = file(LOG_SUFFIX);
+    this.fdCache = opts.files ?? new FileDescriptorCache(opts.io, 3);
+    assert(this.fdCache.io === opts.io, 'a segment and its descriptor cache use different I/O layers', { file: this.logPath });
+    const mode = opts.writable ? 'r+' : 'r';
+    let logFile: CachedFile | undefined;
     if (opts.create) {
       // Exclusive first: a failed open must not have removed another segment's index files.
-      if (opts.create === 'exclusive') this.logFd = this.io.open(this.logPath, 'wx+');
+      if (opts.create === 'exclusive') logFile = new CachedFile(this.fdCache, this.logPath, mode, 'wx+');
       for (const s of [INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]) this.io.unlink(file(s));
-      this.logFd ??= this.io.open(this.logPath, 'w+');
-    } else {
-      this.logFd = this.io.open(this.logPath, opts.writable ? 'r+' : 'r');
+      logFile ??= new CachedFile(this.fdCache, this.logPath, mode, 'w+');
     }
+    this.logFile = logFile ?? new CachedFile(this.fdCache, this.logPath, mode);
     this.indexFilePaths = { index: file(INDEX_SUFFIX), timeindex: file(TIME_INDEX_SUFFIX) };
     if (opts.snapshotIndexes && !opts.writable) {
       this.indexEntryLimits = { index: this.offsetIndex.entries, timeindex: this.timeIndex.entries };
       this.releaseIndexes();
     }
-    this.size = this.io.fstat(this.logFd).size;
+    this.size = this.logFile.fstat().size;
     if (opts.writable) {
       const last = this.timeIndex.lastEntry;
       this.maxTimestampSoFar = last.timestamp;
@@ -115,7 +127,7 @@ export class LogSegment {
   }
 
   private indexOptions() {
-    return { io: this.io, baseOffset: this.baseOffset, maxIndexBytes: this.maxIndexBytes, writable: this.writable };
+    return { io: this.io, baseOffset: this.baseOffset, maxIndexBytes: this.maxIndexBytes, writable: this.writable && !this.retired, files: this.fdCache };
   }
 
   get offsetIndex(): OffsetIndex {
@@ -144,9 +156,10 @@ export class LogSegment {
   get timeIndexPath(): string {
     return this.indexFilePaths.timeindex;
   }
-  get fd(): number {
-    if (this.logFd === undefined) throw new LogtoolError('closed', 'segment is closed', { file: this.logPath });
-    return this.logFd;
+  /** The `.log`, read through the descriptor cache (each call takes the descriptor for itself). */
+  get file(): CachedFile {
+    if (this.closed) throw new LogtoolError('closed', 'segment is closed', { file: this.logPath });
+    return this.logFile;
   }
 
   get largestTimestamp(): number {
@@ -178,7 +191,7 @@ export class LogSegment {
     if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
     const position = this.size;
     this.checkAppend(buf, start, end, batches);
-    const written = this.io.write(this.fd, buf, start, end - start, position);
+    const written = this.file.write(buf, start, end - start, position);
     assert(written === end - start, `short write of ${written} of ${end - start} bytes`, { file: this.logPath, position });
     if (this.size === 0 && batches.length > 0) this.rollingBasedTimestamp = batches[0]!.maxTimestamp;
     let p = position;
@@ -221,16 +234,17 @@ export class LogSegment {
     this.lastAppendedOffset = prev;
   }
 
-  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number }): EntryScanner {
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; chunkBytes?: number }): EntryScanner {
     return new EntryScanner({
       io: this.io,
       path: this.logPath,
-      fd: this.fd,
+      file: this.file,
       startPosition: opts.startPosition,
       endPosition: opts.endPosition ?? this.size,
       verifyCrc: opts.verifyCrc,
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
       skipBelowOffset: opts.skipBelowOffset,
+      chunkBytes: opts.chunkBytes,
     });
   }
 
@@ -287,13 +301,13 @@ export class LogSegment {
         scanAndIndex(scanner, this.size, { baseOffset: this.baseOffset, indexIntervalBytes: this.indexIntervalBytes, onProgress: opts.onProgress }, sink),
       );
     } finally {
-      const indexOpts = { io: this.io, baseOffset: this.baseOffset, maxIndexBytes: this.maxIndexBytes, writable: true };
+      const indexOpts = { io: this.io, baseOffset: this.baseOffset, maxIndexBytes: this.maxIndexBytes, writable: true, files: this.fdCache };
       this.offsetIndexFile = new OffsetIndex({ ...indexOpts, path: paths.indexPath });
       this.timeIndexFile = new TimeIndex({ ...indexOpts, path: paths.timeIndexPath });
     }
     const truncatedBytes = this.size - r.validBytes;
     if (truncatedBytes > 0 && opts.truncate !== false) {
-      this.io.truncate(this.fd, r.validBytes);
+      this.file.truncate(r.validBytes);
       this.size = r.validBytes;
     }
     this.maxTimestampSoFar = r.maxTimestamp;
@@ -335,6 +349,28 @@ export class LogSegment {
     this.timeIndex.trimToValidSize();
   }
 
+  /**
+   * Before this segment's files are renamed or removed (retention, a swap): its descriptors leave
+   * the cache, so that no later open of the same names gets one of these files.
+   */
+  closeDescriptors(): void {
+    this.offsetIndexFile?.close();
+    this.timeIndexFile?.close();
+    this.offsetIndexFile = this.timeIndexFile = undefined;
+    this.logFile.renamed(this.logFile.path);
+  }
+
+  /**
+   * After its files were renamed `<name><suffix>` (`.deleted`): readers still iterating it read the
+   * renamed files, read-only, until they are removed.
+   */
+  retire(suffix: string): void {
+    this.closeDescriptors();
+    this.retired = true;
+    this.logFile.renamed(this.logPath + suffix);
+    this.indexFilePaths = { index: this.indexFilePaths.index + suffix, timeindex: this.indexFilePaths.timeindex + suffix };
+  }
+
   /** Re-extends the indexes to their max size (for the active segment after load). */
   resizeIndexes(): void {
     this.offsetIndex.resize(this.maxIndexBytes);
@@ -343,11 +379,11 @@ export class LogSegment {
 
   /** fdatasync of the `.log` only (group commit). */
   flushLog(): void {
-    if (this.writable && this.logFd !== undefined) this.io.datasync(this.logFd);
+    if (this.writable && !this.closed && !this.retired) this.logFile.datasync();
   }
 
   async flushLogAsync(): Promise<void> {
-    if (this.writable && this.logFd !== undefined) await this.io.datasyncAsync(this.logFd);
+    if (this.writable && !this.closed && !this.retired) await this.logFile.datasyncAsync();
   }
 
   /** Log, then indexes (Kafka's LogSegment.flush order). */
@@ -365,7 +401,7 @@ export class LogSegment {
 
   /** Truncates the `.log` to `bytes` and drops index entries past it. */
   truncateToBytes(bytes: number, nextOffset: number): void {
-    this.io.truncate(this.fd, bytes);
+    this.file.truncate(bytes);
     this.size = bytes;
     this.offsetIndex.truncateTo(nextOffset);
     this.timeIndex.truncateTo(nextOffset);
@@ -373,18 +409,17 @@ export class LogSegment {
   }
 
   close(): void {
-    if (this.logFd === undefined) return;
-    if (this.writable) this.onBecomeInactive();
+    if (this.closed) return;
+    if (this.writable && !this.retired) this.onBecomeInactive();
     this.offsetIndexFile?.close();
     this.timeIndexFile?.close();
-    this.closeLogFd();
+    this.closeLogFile();
   }
 
-  /** close(2) releases the fd even when it fails: forget it first, so that it is never closed twice. */
-  private closeLogFd(): void {
-    const fd = this.logFd!;
-    this.logFd = undefined;
-    this.io.close(fd);
+  /** close(2) releases the fd even when it fails: mark it closed first, so that it is never closed twice. */
+  private closeLogFile(): void {
+    this.closed = true;
+    this.logFile.close();
   }
 
   /**
@@ -392,7 +427,7 @@ export class LogSegment {
    * closed even when an earlier close(2) fails; the first failure is thrown afterwards.
    */
   closeQuietly(): void {
-    if (this.logFd === undefined) return;
+    if (this.closed) return;
     let first: unknown;
     const attempt = (fn: () => void) => {
       try {
@@ -403,7 +438,7 @@ export class LogSegment {
     };
     attempt(() => this.offsetIndexFile?.close());
     attempt(() => this.timeIndexFile?.close());
-    attempt(() => this.closeLogFd());
+    attempt(() => this.closeLogFile());
     if (first !== undefined) throw first;
   }
 

@@ -95,6 +95,7 @@ export class Roller {
       writable: true,
       create: 'exclusive',
     });
+    seg.preallocateBytes = config.preallocateBytes;
     segments.add(seg);
     this.host.onRolled();
     return seg;

@@ -50,10 +50,23 @@ export function recoverSegments(ctx: LoadContext, segments: LogSegment[], tasks:
     report.bytesValidated += r.validBytes;
     report.indexesRebuilt.push(finalName(seg.indexPath), finalName(seg.timeIndexPath));
     if (seg === segments[segments.length - 1]) activeResult = r;
-    if (r.validBytes >= sizeBefore) continue;
+    if (r.end.kind === 'end' && r.end.zeroTail) trimZeroTail(ctx, seg, r.end.zeroTail.position, r.nextOffset);
+    if (r.validBytes >= sizeBefore || r.end.kind === 'end') continue;
     if (truncateSegment(ctx, segments, seg, tasks.get(seg)!, r, sizeBefore)) activeResult = r;
   }
   return activeResult;
+}
+
+/**
+ * Cuts preallocated zeros (a writer's space ahead of its log end, segment.ts) off a segment: not
+ * data and not damage, so silently — no lost+found, no report, no warning. Made durable at once: a
+ * segment below the recovery point is not scanned again.
+ */
+export function trimZeroTail(ctx: LoadContext, seg: LogSegment, position: number, nextOffset: number | undefined): void {
+  if (ctx.dryRun) return;
+  ctx.changing();
+  seg.truncateToBytes(position, nextOffset ?? seg.baseOffset);
+  seg.flushLog();
 }
 
 /**

@@ -62,8 +62,15 @@ export class LogSegment {
   private readonly writable: boolean;
   private readonly indexIntervalBytes: number;
   readonly maxIndexBytes: number;
-  /** Bytes in the `.log` (committed to the OS). */
+  /** Bytes of log entries in the `.log` (committed to the OS): the write position. */
   size: number;
+  /** Length of the `.log` file: `size` plus any preallocated zeros ahead of it. */
+  private fileBytes: number;
+  /**
+   * Zeros kept written ahead of `size` (0: none). Set by the writer on its active segment only;
+   * cleared, and the zeros trimmed, when the segment becomes inactive.
+   */
+  preallocateBytes = 0;
   private bytesSinceLastIndexEntry = 0;
   private maxTimestampSoFar: number;
   private offsetOfMaxTimestampSoFar: number;
@@ -102,6 +109,7 @@ export class LogSegment {
       this.releaseIndexes();
     }
     this.size = this.io.fstat(this.logFd).size;
+    this.fileBytes = this.size;
     if (opts.writable) {
       const last = this.timeIndex.lastEntry;
       this.maxTimestampSoFar = last.timestamp;
@@ -199,8 +207,45 @@ export class LogSegment {
       p += b.size;
     }
     this.size = position + written;
+    if (this.size > this.fileBytes) {
+      this.fileBytes = this.size;
+      if (this.preallocateBytes > 0) this.preallocate(this.size + this.preallocateBytes);
+    }
     this.dirty = true;
     return position;
+  }
+
+  /**
+   * Writes zeros from the file's end to `toBytes` (BookKeeper's journal preallocation, not Kafka's
+   * sparse `file.preallocate`): an fdatasync after an append over blocks already written need not
+   * commit a new file size. Scanners end quietly at these zeros (file-records.ts).
+   */
+  private preallocate(toBytes: number): void {
+    const zeros = Buffer.alloc(Math.min(PREALLOCATE_CHUNK_BYTES, toBytes - this.fileBytes));
+    try {
+      while (this.fileBytes < toBytes) {
+        const n = this.io.write(this.fd, zeros, 0, Math.min(zeros.length, toBytes - this.fileBytes), this.fileBytes);
+        assert(n > 0, `short write of preallocated zeros`, { file: this.logPath, position: this.fileBytes });
+        this.fileBytes += n;
+      }
+    } catch {
+      // Only an optimisation (a full disk): the appended data is whole; stop preallocating here.
+      // The zeros written so far are cut now if possible, else at roll or close (fileBytes > size).
+      this.fileBytes = toBytes;
+      try {
+        this.trimPreallocated();
+      } catch {
+        this.preallocateBytes = 0;
+      }
+    }
+  }
+
+  /** Cuts preallocated zeros off the `.log` (on roll and close); the next fdatasync commits the size. */
+  trimPreallocated(): void {
+    this.preallocateBytes = 0;
+    if (this.fileBytes <= this.size || !this.writable) return;
+    this.io.truncate(this.fd, this.size);
+    this.fileBytes = this.size;
   }
 
   /**
@@ -293,7 +338,7 @@ export class LogSegment {
     const truncatedBytes = this.size - r.validBytes;
     if (truncatedBytes > 0 && opts.truncate !== false) {
       this.io.truncate(this.fd, r.validBytes);
-      this.size = r.validBytes;
+      this.size = this.fileBytes = r.validBytes;
     }
     this.maxTimestampSoFar = r.maxTimestamp;
     this.offsetOfMaxTimestampSoFar = r.offsetOfMaxTimestamp;
@@ -323,12 +368,13 @@ export class LogSegment {
       start = 0;
       s = scan(0);
     }
-    return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' ? this.size : s.validBytes };
+    return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' && !s.end.zeroTail ? this.size : s.validBytes };
   }
 
   /** Kafka's onBecomeInactiveSegment: final time-index entry, indexes and log trimmed. */
   onBecomeInactive(): void {
     if (!this.writable) return;
+    this.trimPreallocated();
     if (this.maxTimestampSoFar >= 0) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
     this.offsetIndex.trimToValidSize();
     this.timeIndex.trimToValidSize();
@@ -365,7 +411,7 @@ export class LogSegment {
   /** Truncates the `.log` to `bytes` and drops index entries past it. */
   truncateToBytes(bytes: number, nextOffset: number): void {
     this.io.truncate(this.fd, bytes);
-    this.size = bytes;
+    this.size = this.fileBytes = bytes;
     this.offsetIndex.truncateTo(nextOffset);
     this.timeIndex.truncateTo(nextOffset);
     this.lastAppendedOffset = undefined;
@@ -412,6 +458,9 @@ export class LogSegment {
     return SEGMENT_SUFFIXES.map((s) => base + s).filter((p) => this.io.stat(p) !== undefined);
   }
 }
+
+/** Largest zero buffer one preallocation step writes. */
+const PREALLOCATE_CHUNK_BYTES = 1 << 20;
 
 export interface AppendedBatchInfo {
   size: number;

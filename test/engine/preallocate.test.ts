@@ -188,22 +188,48 @@ describe('zero-filled preallocation', () => {
     }
   });
 
-  it('zeros left in a sealed segment (the trim of a roll lost in a crash) end that segment; later segments stay', async () => {
+  it('zeros in a sealed segment are damage (a roll trims them): cut with a warning, later segments dropped', async () => {
     const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
     const log = Log.open(dir, { config: config({ segmentBytes: 4096 }), rememberConfig: false });
     await appendN(log, 0, 100);
     const first = log.segments[0]!;
-    const segments = log.segments.length;
+    const firstEnd = first.size;
     log.abandon();
     fs.appendFileSync(first.logPath, Buffer.alloc(3000));
     const warnings: string[] = [];
     const again = Log.open(dir, { config: config(), onWarning: (w) => warnings.push(w.message) });
     try {
-      expect(warnings).toEqual([]);
-      expect(again.loadReport.segmentsDropped).toEqual([]);
-      expect(again.segments.length).toBe(segments);
-      expect(fs.statSync(first.logPath).size).toBe(first.size);
-      expect(offsets(again)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      expect(warnings.some((w) => /truncated 3000 bytes/.test(w))).toBe(true);
+      expect(again.loadReport.truncated[0]!.position).toBe(firstEnd);
+      expect(again.segments.length).toBe(1);
+      expect(fs.statSync(first.logPath).size).toBe(firstEnd);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('zeros where flushed data was (below the recovery point) are damage, not preallocated space', async () => {
+    const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
+    const log = Log.open(dir, { config: config({ preallocateBytes: 0 }), rememberConfig: false });
+    await appendN(log, 0, 30);
+    await log.close(); // recovery point 30
+    const before = Log.open(dir, { readOnly: true });
+    const cut = [...before.reader().batches()][3]!.entry.position;
+    await before.close();
+    const file = logFile(dir);
+    const bytes = fs.readFileSync(file);
+    bytes.fill(0, cut);
+    fs.writeFileSync(file, bytes);
+    const warnings: string[] = [];
+    const ro = Log.open(dir, { readOnly: true, onWarning: (w) => warnings.push(w.message) });
+    await ro.close();
+    expect(warnings.some((w) => /below the recovery point 30/.test(w))).toBe(true);
+    const again = Log.open(dir, { onWarning: () => {} });
+    try {
+      expect(again.loadReport.truncated).toHaveLength(1);
+      expect(again.loadReport.truncated[0]!.reason).toMatch(/below the recovery point 30/);
+      expect(again.loadReport.truncated[0]!.position).toBe(cut);
+      expect(again.nextOffset).toBe(15);
     } finally {
       await again.close();
     }

@@ -96,6 +96,7 @@ export class Roller {
       create: 'exclusive',
     });
     seg.preallocateBytes = config.preallocateBytes;
+    seg.zeroTailIsEnd = true;
     segments.add(seg);
     this.host.onRolled();
     return seg;

@@ -44,7 +44,7 @@ import { LoadContext } from './load-context.js';
 import type { LoadOptions, LoadResult } from './load-report.js';
 import { resolveLeftovers } from './leftovers.js';
 import { openSegments } from './load-segments.js';
-import { cheapLogEnd, planRecovery, readShutdownState, type ShutdownState } from './recovery-plan.js';
+import { cheapLogEnd, planRecovery, readShutdownState, zerosLoseFlushedData, type ShutdownState } from './recovery-plan.js';
 import { recoverSegments, trimZeroTail } from './segment-recovery.js';
 import { sleepSync } from '../cleaner/generation.js';
 import { changedPartitionState, followLogEnds } from '../partition-state/log-ends.js';
@@ -188,9 +188,13 @@ class LogLoader {
       cheap = cheapLogEnd(segments);
     }
     const last = segments[segments.length - 1];
-    if (last && cheap.tailEnd.kind === 'end' && cheap.tailEnd.zeroTail) {
+    const zeroTail = cheap.tailEnd.kind === 'end' ? cheap.tailEnd.zeroTail : undefined;
+    if (last && zeroTail && zerosLoseFlushedData(cheap.nextOffset, undefined, checkpointedRecoveryPoint)) {
+      opts.onWarning({ file: last.logPath, position: zeroTail.position, message: `${zeroTail.bytes} zero bytes where data below the recovery point ${checkpointedRecoveryPoint} was flushed` });
+      last.size = zeroTail.position;
+    } else if (last && zeroTail) {
       // Preallocated zeros (a live writer's, or left by a crash): the log ends where they begin.
-      last.size = cheap.tailEnd.zeroTail.position;
+      last.size = zeroTail.position;
     } else if (last && cheap.tailEnd.kind === 'partial' && DirectoryLock.isHeld(ctx.dir)) {
       // A writer holds the partition, so an incomplete last batch is one it is writing now (a
       // file grows page by page during a write), not a torn tail: the view ends before it.

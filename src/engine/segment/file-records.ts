@@ -5,9 +5,9 @@
  * is a partial write. Validation beyond that (CRC, offsets) is opt-in so that a plain read and a
  * recovery share one loop.
  *
- * Preallocated space (zeros written ahead of a writer's position, segment.ts) ends a file quietly:
- * an entry size of 0 from which the rest of the file is all zeros (checked in bounded reads) is the
- * end, reported as `zeroTail`; a zero size followed by any non-zero byte remains corruption.
+ * With `zeroTailIsEnd`, preallocated space (zeros written ahead of a writer's position, segment.ts)
+ * ends a file quietly: an entry size of 0 from which the rest of the file is all zeros (checked in
+ * bounded reads) is the end, reported as `zeroTail`; a zero size followed by any non-zero byte remains corruption.
  *
  * Like Kafka's recovery, no size cap: an entry that fits in its file is valid if its CRC checks.
  * An entry larger than `maxBufferedEntryBytes` is not loaded: its CRC is computed over bounded
@@ -79,6 +79,11 @@ export interface ScanOptions {
   chunkBytes?: number;
   /** An already-open fd (not closed by the scanner). */
   fd?: number;
+  /**
+   * An all-zero tail is the end (`zeroTail`), not damage: a segment's preallocated space. Off for
+   * Kafka's own view of a file (dump-log, fixtures), where zeros are an invalid entry.
+   */
+  zeroTailIsEnd?: boolean;
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
@@ -232,7 +237,7 @@ export class EntryScanner {
         this.validBytes = position;
         const remaining = fileEnd - position;
         if (remaining < HEADER_PROBE_BYTES + 1) {
-          if (remaining > 0 && isZeroTail(io, fd, position, fileEnd)) this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
+          if (remaining > 0 && this.opts.zeroTailIsEnd && isZeroTail(io, fd, position, fileEnd)) this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
           else if (remaining > 0) this.end = { kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` };
           return;
         }
@@ -240,7 +245,7 @@ export class EntryScanner {
         let p = position - bufFilePos;
         const entrySizeField = buf.readInt32BE(p + 8);
         const magic = buf.readInt8(p + 16);
-        if (entrySizeField === 0 && isZeroTail(io, fd, position, fileEnd, true)) {
+        if (entrySizeField === 0 && this.opts.zeroTailIsEnd && isZeroTail(io, fd, position, fileEnd, true)) {
           this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
           return;
         }

@@ -71,6 +71,11 @@ export class LogSegment {
    * cleared, and the zeros trimmed, when the segment becomes inactive.
    */
   preallocateBytes = 0;
+  /**
+   * Scans end quietly at an all-zero tail (preallocated space): set on the last segment only (by
+   * the loader and the roll); in a sealed segment zeros are damage, since a roll trims them.
+   */
+  zeroTailIsEnd = false;
   private bytesSinceLastIndexEntry = 0;
   private maxTimestampSoFar: number;
   private offsetOfMaxTimestampSoFar: number;
@@ -275,6 +280,7 @@ export class LogSegment {
       endPosition: opts.endPosition ?? this.size,
       verifyCrc: opts.verifyCrc,
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
+      zeroTailIsEnd: this.zeroTailIsEnd,
     });
   }
 
@@ -363,7 +369,7 @@ export class LogSegment {
       return s;
     };
     let s = scan(start);
-    if (s.end.kind === 'corrupt' && start > 0 && next === undefined) {
+    if ((s.end.kind === 'corrupt' || (s.end.kind === 'end' && s.end.zeroTail)) && start > 0 && next === undefined) {
       // The index pointed somewhere that is not a batch boundary: fall back to a full scan.
       start = 0;
       s = scan(0);
@@ -375,6 +381,7 @@ export class LogSegment {
   onBecomeInactive(): void {
     if (!this.writable) return;
     this.trimPreallocated();
+    this.zeroTailIsEnd = false;
     if (this.maxTimestampSoFar >= 0) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
     this.offsetIndex.trimToValidSize();
     this.timeIndex.trimToValidSize();

@@ -271,7 +271,7 @@ export class LogSegment {
     this.lastAppendedOffset = prev;
   }
 
-  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean }): EntryScanner {
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number }): EntryScanner {
     return new EntryScanner({
       io: this.io,
       path: this.logPath,
@@ -281,6 +281,7 @@ export class LogSegment {
       verifyCrc: opts.verifyCrc,
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
       zeroTailIsEnd: this.zeroTailIsEnd,
+      skipBelowOffset: opts.skipBelowOffset,
     });
   }
 

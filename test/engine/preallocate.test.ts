@@ -31,11 +31,17 @@ function offsets(log: Log): number[] {
   return [...log.read()].map((r) => r.offset);
 }
 
-/** A log of n records written with preallocation, then abandoned (the process dies: zeros stay). */
-async function crashedLog(n: number, extra: Partial<LogConfig> = {}): Promise<{ dir: string; dataBytes: number }> {
+/** An open log of n records written with preallocation. */
+async function writtenLog(n: number, extra: Partial<LogConfig> = {}): Promise<{ dir: string; log: Log }> {
   const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
   const log = Log.open(dir, { config: config(extra), rememberConfig: false });
   await appendN(log, 0, n);
+  return { dir, log };
+}
+
+/** A log of n records written with preallocation, then abandoned (the process dies: zeros stay). */
+async function crashedLog(n: number, extra: Partial<LogConfig> = {}): Promise<{ dir: string; dataBytes: number }> {
+  const { dir, log } = await writtenLog(n, extra);
   const dataBytes = log.activeSegment.size;
   log.abandon();
   return { dir, dataBytes };
@@ -43,9 +49,7 @@ async function crashedLog(n: number, extra: Partial<LogConfig> = {}): Promise<{ 
 
 describe('zero-filled preallocation', () => {
   it('keeps zeros written ahead of the log end while open, and trims them on close', async () => {
-    const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
-    const log = Log.open(dir, { config: config(), rememberConfig: false });
-    await appendN(log, 0, 40);
+    const { dir, log } = await writtenLog(40);
     const dataBytes = log.activeSegment.size;
     const onDisk = fs.readFileSync(logFile(dir));
     expect(onDisk.length).toBeGreaterThan(dataBytes);
@@ -63,10 +67,8 @@ describe('zero-filled preallocation', () => {
   });
 
   it('a read-only open beside the writer reads every record and verify finds nothing', async () => {
-    const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
-    const log = Log.open(dir, { config: config(), rememberConfig: false });
+    const { dir, log } = await writtenLog(30);
     try {
-      await appendN(log, 0, 30);
       expect(fs.statSync(logFile(dir)).size).toBeGreaterThan(log.activeSegment.size);
       const warnings: string[] = [];
       const ro = Log.open(dir, { readOnly: true, onWarning: (w) => warnings.push(w.message) });
@@ -114,9 +116,7 @@ describe('zero-filled preallocation', () => {
   });
 
   it('a zero tail after a clean shutdown (a trusted marker) is trimmed too', async () => {
-    const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
-    const log = Log.open(dir, { config: config(), rememberConfig: false });
-    await appendN(log, 0, 20);
+    const { dir, log } = await writtenLog(20);
     const dataBytes = log.activeSegment.size;
     await log.close();
     fs.appendFileSync(logFile(dir), Buffer.alloc(5000));
@@ -168,10 +168,8 @@ describe('zero-filled preallocation', () => {
   });
 
   it('a roll trims the sealed segment; only the active one keeps zeros', async () => {
-    const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
-    const log = Log.open(dir, { config: config({ segmentBytes: 4096 }), rememberConfig: false });
+    const { dir, log } = await writtenLog(100, { segmentBytes: 4096 });
     try {
-      await appendN(log, 0, 100);
       const segs = log.segments;
       expect(segs.length).toBeGreaterThan(2);
       for (const s of segs.slice(0, -1)) expect(fs.statSync(s.logPath).size).toBe(s.size);
@@ -189,9 +187,7 @@ describe('zero-filled preallocation', () => {
   });
 
   it('zeros in a sealed segment are damage (a roll trims them): cut with a warning, later segments dropped', async () => {
-    const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
-    const log = Log.open(dir, { config: config({ segmentBytes: 4096 }), rememberConfig: false });
-    await appendN(log, 0, 100);
+    const { dir, log } = await writtenLog(100, { segmentBytes: 4096 });
     const first = log.segments[0]!;
     const firstEnd = first.size;
     log.abandon();
@@ -209,9 +205,7 @@ describe('zero-filled preallocation', () => {
   });
 
   it('zeros where flushed data was (below the recovery point) are damage, not preallocated space', async () => {
-    const dir = path.join(makeTempDir('logtool-prealloc-'), 't-0');
-    const log = Log.open(dir, { config: config({ preallocateBytes: 0 }), rememberConfig: false });
-    await appendN(log, 0, 30);
+    const { dir, log } = await writtenLog(30, { preallocateBytes: 0 });
     await log.close(); // recovery point 30
     const before = Log.open(dir, { readOnly: true });
     const cut = [...before.reader().batches()][3]!.entry.position;

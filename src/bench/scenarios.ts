@@ -62,8 +62,8 @@ async function appendThroughput(ctx: BenchContext, mode: FlushMode, valueBytes: 
  * `producers` concurrent producers, each appending `recordsPerAppend` records and waiting for the
  * acknowledgement before the next, in sync mode (every acknowledgement is `flushed`).
  */
-async function syncProducers(ctx: BenchContext, producers: number, recordsPerAppend: number): Promise<ScenarioResult> {
-  const log = Log.open(ctx.partitionDir(), { config: { flushMode: 'sync' }, rememberConfig: false });
+async function syncProducers(ctx: BenchContext, producers: number, recordsPerAppend: number, preallocateBytes = 0): Promise<ScenarioResult> {
+  const log = Log.open(ctx.partitionDir(), { config: { flushMode: 'sync', preallocateBytes }, rememberConfig: false });
   const value = payload(100);
   const batch: RecordInput[] = Array.from({ length: recordsPerAppend }, () => ({ key: null, value }));
   const lat = new LatencyRecorder();
@@ -208,6 +208,8 @@ function round(n: number, digits = 2): number {
 /** Appends of about 256 KiB (a producer's batch with batch.size raised for throughput): 2400 × 100 B, 256 × 1 KiB. */
 const BATCH_100B = 2400;
 const BATCH_1KIB = 256;
+/** Zero-filled preallocation of the `-prealloc` variants. */
+const PREALLOCATE_BYTES = 4 << 20;
 
 const b = (name: string): BenchScenario => {
   const s = baselineByName(name);
@@ -264,6 +266,13 @@ export const benchScenarios: BenchScenario[] = [
     target: { ratioAtLeast: 0.7 },
     run: (ctx) => syncProducers(ctx, 1, 1000),
   },
+  {
+    name: 'durable-batched-1000-prealloc',
+    description: `durable-batched-1000 with ${PREALLOCATE_BYTES >> 20} MiB of zeros written ahead of the active segment's end (preallocateBytes)`,
+    baselineName: 'durable-batched-1000',
+    ratioMetric: 'recordsPerSec',
+    run: (ctx) => syncProducers(ctx, 1, 1000, PREALLOCATE_BYTES),
+  },
   b('raw-write-fdatasync'),
   b('raw-write-fdatasync-async'),
   {
@@ -273,6 +282,13 @@ export const benchScenarios: BenchScenario[] = [
     ratioMetric: 'p99Ms',
     target: { ratioAtMost: 1.5 },
     run: (ctx) => syncProducers(ctx, 1, 1),
+  },
+  {
+    name: 'sync-1-producer-prealloc',
+    description: `sync-1-producer with ${PREALLOCATE_BYTES >> 20} MiB of zeros written ahead of the active segment's end (preallocateBytes)`,
+    baselineName: 'sync-1-producer',
+    ratioMetric: 'recordsPerSec',
+    run: (ctx) => syncProducers(ctx, 1, 1, PREALLOCATE_BYTES),
   },
   {
     name: 'sync-group-16',

@@ -91,6 +91,8 @@ export const CONFIG_PROPERTIES = {
   /** logtool: buffered mode commits when the write buffer holds this many bytes. */
   commitBytes: { name: 'commit.bytes', kafka: false, default: MIB, unit: 'bytes', min: 1, remembered: false, help: 'buffered: commit when the write buffer holds this many bytes' },
   // Library only.
+  /** logtool: zeros kept written ahead of the active segment's end (0: none; segment.ts). */
+  preallocateBytes: { name: 'segment.preallocate.bytes', kafka: false, default: 0, unit: 'bytes', min: 0, max: { value: 64 * MIB, says: '64 MiB' }, remembered: false },
   /** logtool: sync group commit closes as soon as no more appends are queued. */
   flushWhenQueueEmpty: { name: 'group.commit.flush.when.queue.empty', kafka: false, default: true, unit: 'boolean', remembered: false },
 } as const satisfies Record<string, ConfigProperty>;

@@ -28,7 +28,7 @@ describe('config table', () => {
     for (const k of keys) {
       const p = configProperty(k);
       if (p.min !== undefined) expect(() => resolveConfig({ [k]: p.min! - 1 })).toThrow(`${p.name} must be at least ${p.min}, not ${p.min - 1}`);
-      if (p.max !== undefined) expect(() => resolveConfig({ [k]: p.max!.value + 1 })).toThrow(`${p.name} must fit in int32`);
+      if (p.max !== undefined) expect(() => resolveConfig({ [k]: p.max!.value + 1 })).toThrow(`${p.name} must fit in ${p.max.says}`);
     }
     expect(() => resolveConfig({ minCleanableDirtyRatio: 1.5 })).toThrow('min.cleanable.dirty.ratio must be a number from 0 to 1, not "1.5"');
     expect(() => resolveConfig({ flushMode: 'never' as never })).toThrow('flush.mode must be sync, async or buffered, not "never"');

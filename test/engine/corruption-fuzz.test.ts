@@ -215,12 +215,18 @@ async function openAndRead(t: Template, state: CrashState, touched: { file: stri
  * checked: a batch's baseOffset is outside its CRC, so a flip there is visible only to a scan that
  * validates offsets — recovery does, the reader does not (see the note at the top).
  */
-function scansCleanly(data: Buffer, file: string): boolean {
+function scansCleanly(data: Buffer, file: string, lastSegment = false): boolean {
   const io = new CrashFS({ files: new Map([[file, data]]), dirs: new Set([path.dirname(file)]) }, { record: false });
-  // Readers check CRCs and that offsets increase inside their segment, so this does too.
-  const s = new EntryScanner({ io, path: file, verifyCrc: true, segmentBaseOffset: Number(path.basename(file).slice(0, 20)) });
+  // Readers check CRCs and that offsets increase inside their segment, so this does too; the last
+  // segment may end in zeros (preallocated space: the end, not damage).
+  const s = new EntryScanner({ io, path: file, verifyCrc: true, segmentBaseOffset: Number(path.basename(file).slice(0, 20)), zeroTailIsEnd: lastSegment });
   for (const e of s.entries()) void e;
   return s.end.kind === 'end';
+}
+
+/** The last `.log` of the directory holding `file`. */
+function lastLogOf(files: Map<string, Buffer>, file: string): string | undefined {
+  return [...files.keys()].filter((f) => f.endsWith('.log') && path.dirname(f) === path.dirname(file)).sort().pop();
 }
 
 function indexSane(data: Buffer, file: string, logSize: number): boolean {
@@ -297,7 +303,7 @@ async function runCase(t: Template, targets: string[], muts: Parameters<typeof m
   const firstDamagedLog = [...new Set(touched.map((x) => x.file))]
     .filter((f) => f.endsWith('.log'))
     .sort()
-    .find((f) => !scansCleanly(files.get(f)!, f));
+    .find((f) => !scansCleanly(files.get(f)!, f, f === lastLogOf(files, f)));
   for (const file of new Set(touched.map((x) => x.file))) {
     const data = files.get(file)!;
     const name = path.basename(file);

@@ -321,7 +321,8 @@ describe('loader: recovery (pass 5)', () => {
     const bases = segmentBases(dir);
     removeMarker(logDir);
     setRecoveryPoint(logDir, 0);
-    fs.appendFileSync(path.join(dir, name(bases[0]!, '.log')), Buffer.alloc(100));
+    // Zeros then a non-zero byte: damage (an all-zero tail would be preallocated space, trimmed silently).
+    fs.appendFileSync(path.join(dir, name(bases[0]!, '.log')), Buffer.concat([Buffer.alloc(99), Buffer.from([1])]));
     const r = load(dir, { discardLost: true });
     expect(r.report.truncated[0]!.savedTo).toBeUndefined();
     expect(r.report.truncated[0]!.reason).toMatch(/below the minimum 14 \(zero bytes/);

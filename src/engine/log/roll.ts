@@ -96,6 +96,8 @@ export class Roller {
       create: 'exclusive',
       files: old.fdCache,
     });
+    seg.preallocateBytes = config.preallocateBytes;
+    seg.zeroTailIsEnd = true;
     segments.add(seg);
     this.host.onRolled();
     return seg;

@@ -58,6 +58,7 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
   });
   const appender: AppendPath = new AppendPath({ ...parts, roller, ensureWritable: () => host.ensureWritable() }, nextOffset);
   if (!readOnly) {
+    segments.active.preallocateBytes = config.preallocateBytes;
     pipeline = new FlushPipeline(
       {
         commitBuffered: () => appender.commitBuffered(),

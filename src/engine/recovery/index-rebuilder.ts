@@ -95,7 +95,7 @@ export function scanAndIndex(scanner: EntryScanner, fileBytes: number, opts: Ind
     sink.timeEntry(maxTs, offsetOfMaxTs, true);
     timeEntries++;
   }
-  const validBytes = scanner.end.kind === 'end' ? fileBytes : scanner.validBytes;
+  const validBytes = scanner.end.kind === 'end' && !scanner.end.zeroTail ? fileBytes : scanner.validBytes;
   opts.onProgress?.(fileBytes);
   return { validBytes, fileBytes, batches, end: scanner.end, nextOffset, maxTimestamp: maxTs, offsetOfMaxTimestamp: offsetOfMaxTs, offsetEntries, timeEntries };
 }

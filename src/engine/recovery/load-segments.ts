@@ -66,5 +66,7 @@ export function openSegments(ctx: LoadContext, removed: Set<string>): LogSegment
     for (const s of segments) s.closeQuietly();
     throw e;
   }
+  // Only the last segment may end in a writer's preallocated zeros (a roll trims them).
+  if (segments.length > 0) segments[segments.length - 1]!.zeroTailIsEnd = true;
   return segments;
 }

@@ -45,8 +45,9 @@ import { LoadContext } from './load-context.js';
 import type { LoadOptions, LoadResult } from './load-report.js';
 import { resolveLeftovers } from './leftovers.js';
 import { openSegments } from './load-segments.js';
-import { cheapLogEnd, planRecovery, readShutdownState, type ShutdownState } from './recovery-plan.js';
-import { recoverSegments } from './segment-recovery.js';
+import { cheapLogEnd, planRecovery, readShutdownState, zerosLoseFlushedData, type ShutdownState } from './recovery-plan.js';
+import { recoverSegments, trimZeroTail } from './segment-recovery.js';
+import { sleepSync } from '../cleaner/generation.js';
 import { changedPartitionState, followLogEnds } from '../partition-state/log-ends.js';
 
 export type { DroppedFileReport, IndexProblemReport, LoadOptions, LoadProgress, LoadReport, LoadResult, TruncationReport } from './load-report.js';
@@ -91,6 +92,8 @@ class LogLoader {
     const state = readShutdownState(ctx, segments);
     const tasks = planRecovery(ctx, segments, state);
     const activeResult = recoverSegments(ctx, segments, tasks);
+    const tail = state.cheap.tailEnd;
+    if (!activeResult && tail.kind === 'end' && tail.zeroTail) trimZeroTail(ctx, segments[segments.length - 1]!, tail.zeroTail.position, state.cheap.nextOffset);
 
     // The log end offset: from the active segment's recovery if it ran, else the cheap tail read.
     let nextOffset: number | undefined;
@@ -184,9 +187,22 @@ class LogLoader {
     const checkpointedRecoveryPoint = ctx.readCheckpoint(RECOVERY_POINT_CHECKPOINT) ?? 0;
     const checkpointedStart = ctx.readCheckpoint(LOG_START_OFFSET_CHECKPOINT);
     report.recoveryPoint = checkpointedRecoveryPoint;
-    const cheap = cheapLogEnd(segments);
+    let cheap = cheapLogEnd(segments);
+    // Over preallocated zeros, a batch a live writer is copying in reads as a CRC mismatch (not
+    // as a file still growing): look again before calling it damage.
+    for (let retry = 0; retry < 3 && cheap.tailEnd.kind === 'corrupt' && DirectoryLock.isHeld(ctx.dir); retry++) {
+      sleepSync(1);
+      cheap = cheapLogEnd(segments);
+    }
     const last = segments[segments.length - 1];
-    if (last && cheap.tailEnd.kind === 'partial' && DirectoryLock.isHeld(ctx.dir)) {
+    const zeroTail = cheap.tailEnd.kind === 'end' ? cheap.tailEnd.zeroTail : undefined;
+    if (last && zeroTail && zerosLoseFlushedData(cheap.nextOffset, undefined, checkpointedRecoveryPoint)) {
+      opts.onWarning({ file: last.logPath, position: zeroTail.position, message: `${zeroTail.bytes} zero bytes where data below the recovery point ${checkpointedRecoveryPoint} was flushed` });
+      last.size = zeroTail.position;
+    } else if (last && zeroTail) {
+      // Preallocated zeros (a live writer's, or left by a crash): the log ends where they begin.
+      last.size = zeroTail.position;
+    } else if (last && cheap.tailEnd.kind === 'partial' && DirectoryLock.isHeld(ctx.dir)) {
       // A writer holds the partition, so an incomplete last batch is one it is writing now (a
       // file grows page by page during a write), not a torn tail: the view ends before it.
       last.size = cheap.tailEnd.position;

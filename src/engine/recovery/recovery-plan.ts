@@ -39,6 +39,16 @@ export interface ShutdownState {
   cheap: { nextOffset: number; tailEnd: ScanEnd };
 }
 
+/**
+ * Whether an all-zero tail from `nextOffset` on stands where flushed data was: offsets from there
+ * to the next segment's base lie below the recovery point. Then the zeros are damage, not
+ * preallocated space (a writer preallocates only past its log end, which the recovery point never
+ * passes).
+ */
+export function zerosLoseFlushedData(nextOffset: number, nextBaseOffset: number | undefined, recoveryPoint: number): boolean {
+  return nextOffset < Math.min(recoveryPoint, nextBaseOffset ?? Infinity);
+}
+
 /** Log end offset without a full scan: from the active segment's last index entry. */
 export function cheapLogEnd(segments: LogSegment[]): { nextOffset: number; tailEnd: ScanEnd } {
   const active = segments[segments.length - 1];
@@ -89,7 +99,7 @@ export function planRecovery(ctx: LoadContext, segments: LogSegment[], state: Sh
       let startIdx = 0;
       if (!opts.forceRecoverAll) for (let i = 0; i < segments.length; i++) if (segments[i]!.baseOffset <= state.recoveryPoint) startIdx = i;
       for (let i = startIdx; i < segments.length; i++) tasks.set(segments[i]!, { seg: segments[i]!, dropsLater: true });
-    } else if (state.cheap.tailEnd.kind !== 'end') {
+    } else if (state.cheap.tailEnd.kind !== 'end' || (state.cheap.tailEnd.zeroTail && zerosLoseFlushedData(state.cheap.nextOffset, undefined, state.recoveryPoint))) {
       const active = segments[segments.length - 1]!;
       tasks.set(active, { seg: active, dropsLater: true });
     }

@@ -12,7 +12,7 @@ import { countingSink, scanAndIndex } from './index-rebuilder.js';
 import { truncateTxnIndex } from './index-sanity.js';
 import type { LoadContext } from './load-context.js';
 import { finalName } from './load-report.js';
-import type { RecoveryTask } from './recovery-plan.js';
+import { zerosLoseFlushedData, type RecoveryTask } from './recovery-plan.js';
 
 interface SegmentScan {
   batches: number;
@@ -21,7 +21,8 @@ interface SegmentScan {
   end: ScanEnd;
 }
 
-const scanEndReason = (end: ScanEnd): string => (end.kind === 'end' ? 'invalid data' : end.reason);
+const scanEndReason = (end: ScanEnd, recoveryPoint: number): string =>
+  end.kind !== 'end' ? end.reason : end.zeroTail ? `${end.zeroTail.bytes} zero bytes where data below the recovery point ${recoveryPoint} was flushed` : 'invalid data';
 
 /**
  * Recovers the planned segments in order (`segments` loses those a truncation drops). Returns the
@@ -50,10 +51,28 @@ export function recoverSegments(ctx: LoadContext, segments: LogSegment[], tasks:
     report.bytesValidated += r.validBytes;
     report.indexesRebuilt.push(finalName(seg.indexPath), finalName(seg.timeIndexPath));
     if (seg === segments[segments.length - 1]) activeResult = r;
+    const zeroTail = r.end.kind === 'end' ? r.end.zeroTail : undefined;
+    const next = segments[segments.indexOf(seg) + 1];
+    if (zeroTail && !zerosLoseFlushedData(r.nextOffset ?? seg.baseOffset, next?.baseOffset, ctx.report.recoveryPoint)) {
+      trimZeroTail(ctx, seg, zeroTail.position, r.nextOffset);
+      continue;
+    }
     if (r.validBytes >= sizeBefore) continue;
     if (truncateSegment(ctx, segments, seg, tasks.get(seg)!, r, sizeBefore)) activeResult = r;
   }
   return activeResult;
+}
+
+/**
+ * Cuts preallocated zeros (a writer's space ahead of its log end, segment.ts) off a segment: not
+ * data and not damage, so silently — no lost+found, no report, no warning. Made durable at once: a
+ * segment below the recovery point is not scanned again.
+ */
+export function trimZeroTail(ctx: LoadContext, seg: LogSegment, position: number, nextOffset: number | undefined): void {
+  if (ctx.dryRun) return;
+  ctx.changing();
+  seg.truncateToBytes(position, nextOffset ?? seg.baseOffset);
+  seg.flushLog();
 }
 
 /**
@@ -63,7 +82,7 @@ export function recoverSegments(ctx: LoadContext, segments: LogSegment[], tasks:
  */
 function truncateSegment(ctx: LoadContext, segments: LogSegment[], seg: LogSegment, task: RecoveryTask, r: SegmentScan, sizeBefore: number): boolean {
   const { io, report, opts } = ctx;
-  const reason = scanEndReason(r.end);
+  const reason = scanEndReason(r.end, report.recoveryPoint);
   ctx.changing();
   const savedTo = ctx.lost.saveTail(finalName(seg.logPath), r.validBytes, sizeBefore);
   if (task.dropsLater) dropLaterSegments(ctx, segments, seg);

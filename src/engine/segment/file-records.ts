@@ -5,6 +5,10 @@
  * is a partial write. Validation beyond that (CRC, offsets) is opt-in so that a plain read and a
  * recovery share one loop.
  *
+ * With `zeroTailIsEnd`, preallocated space (zeros written ahead of a writer's position, segment.ts)
+ * ends a file quietly: an entry size of 0 from which the rest of the file is all zeros (checked in
+ * bounded reads) is the end, reported as `zeroTail`; a zero size followed by any non-zero byte remains corruption.
+ *
  * Like Kafka's recovery, no size cap: an entry that fits in its file is valid if its CRC checks.
  * An entry larger than `maxBufferedEntryBytes` is not loaded: its CRC is computed over bounded
  * chunks and the entry is yielded with only its header in the buffer (`complete: false`);
@@ -60,7 +64,8 @@ export interface FileSource {
 }
 
 export type ScanEnd =
-  | { kind: 'end' }
+  /** zeroTail: the file ends in preallocated zeros from this position (not data, not damage). */
+  | { kind: 'end'; zeroTail?: { position: number; bytes: number } }
   /** Bytes after the last whole entry that do not form an entry (torn write). */
   | { kind: 'partial'; position: number; bytes: number; reason: string }
   | { kind: 'corrupt'; position: number; reason: string };
@@ -82,6 +87,11 @@ export interface ScanOptions {
   chunkBytes?: number;
   /** An already-open fd (not closed by the scanner). */
   fd?: number;
+  /**
+   * An all-zero tail is the end (`zeroTail`), not damage: a segment's preallocated space. Off for
+   * Kafka's own view of a file (dump-log, fixtures), where zeros are an invalid entry.
+   */
+  zeroTailIsEnd?: boolean;
   /**
    * Entries whose last offset is below this are passed over by their header alone, as Kafka's
    * FileRecords.searchForOffsetWithSize does: not yielded, their CRC and offsets not checked (the
@@ -108,6 +118,32 @@ function legacyEntry(buf: Buffer, pos: number, size: number, magic: number): { m
   const attributes = size >= LOG_OVERHEAD + 6 ? buf[pos + 17]! : 0;
   const maxTimestamp = magic === 1 && size >= LOG_OVERHEAD + 14 ? readInt64(buf, pos + 18) : -1;
   return { maxTimestamp, compression: attributes & 0x07 };
+}
+
+/** Bytes read per step when checking that a tail is all zeros. */
+const ZERO_CHECK_BYTES = 64 << 10;
+let zeroBlock: Buffer | undefined;
+
+/**
+ * Whether file bytes [from, to) are all zeros: preallocated space, never written. Bounded reads.
+ * With `sizeFieldWasZero` (an entry size of 0 was read at `from + 8`): a live writer may be writing
+ * over the zeros meanwhile, so non-zero bytes found once that size field is no longer zero are its
+ * new data, and the view still ends at `from`.
+ */
+export function isZeroTail(io: FileIO, fd: number, from: number, to: number, sizeFieldWasZero = false): boolean {
+  const zeros = (zeroBlock ??= Buffer.alloc(ZERO_CHECK_BYTES));
+  const scratch = Buffer.allocUnsafe(Math.min(ZERO_CHECK_BYTES, Math.max(to - from, 4)));
+  for (let at = from; at < to; ) {
+    const n = io.read(fd, scratch, 0, Math.min(scratch.length, to - at), at);
+    if (n <= 0) return true; // the file shrank: a writer trimmed its preallocation (close, roll)
+    if (!scratch.subarray(0, n).equals(zeros.subarray(0, n))) {
+      if (!sizeFieldWasZero) return false;
+      const sizeField = io.read(fd, scratch, 0, 4, from + 8) === 4 ? scratch.readInt32BE(0) : 0;
+      return sizeField !== 0;
+    }
+    at += n;
+  }
+  return true;
 }
 
 /** Where an entry's checksum starts (v2: after the CRC field; legacy: after the CRC) and whether it is CRC-32C. */
@@ -242,13 +278,18 @@ export class EntryScanner {
         this.validBytes = position;
         const remaining = fileEnd - position;
         if (remaining < HEADER_PROBE_BYTES + 1) {
-          if (remaining > 0) this.end = { kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` };
+          if (remaining > 0 && this.opts.zeroTailIsEnd && isZeroTail(io, fd, position, fileEnd)) this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
+          else if (remaining > 0) this.end = { kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` };
           return;
         }
         ensure(HEADER_PROBE_BYTES + 1, skipBelow !== undefined && !this.reachedOffset ? SKIP_READ_BYTES : Infinity);
         let p = position - bufFilePos;
         const entrySizeField = buf.readInt32BE(p + 8);
         const magic = buf.readInt8(p + 16);
+        if (entrySizeField === 0 && this.opts.zeroTailIsEnd && isZeroTail(io, fd, position, fileEnd, true)) {
+          this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
+          return;
+        }
         if (entrySizeField < MIN_ENTRY_SIZE) {
           this.end = { kind: 'corrupt', position, reason: `entry size ${entrySizeField} is below the minimum ${MIN_ENTRY_SIZE}` + (entrySizeField === 0 ? ' (zero bytes: preallocated or torn space)' : '') };
           return;

@@ -71,8 +71,20 @@ export class LogSegment {
   private readonly writable: boolean;
   private readonly indexIntervalBytes: number;
   readonly maxIndexBytes: number;
-  /** Bytes in the `.log` (committed to the OS). */
+  /** Bytes of log entries in the `.log` (committed to the OS): the write position. */
   size: number;
+  /** Length of the `.log` file: `size` plus any preallocated zeros ahead of it. */
+  private fileBytes: number;
+  /**
+   * Zeros kept written ahead of `size` (0: none). Set by the writer on its active segment only;
+   * cleared, and the zeros trimmed, when the segment becomes inactive.
+   */
+  preallocateBytes = 0;
+  /**
+   * Scans end quietly at an all-zero tail (preallocated space): set on the last segment only (by
+   * the loader and the roll); in a sealed segment zeros are damage, since a roll trims them.
+   */
+  zeroTailIsEnd = false;
   private bytesSinceLastIndexEntry = 0;
   private maxTimestampSoFar: number;
   private offsetOfMaxTimestampSoFar: number;
@@ -114,6 +126,7 @@ export class LogSegment {
       this.releaseIndexes();
     }
     this.size = this.logFile.fstat().size;
+    this.fileBytes = this.size;
     if (opts.writable) {
       const last = this.timeIndex.lastEntry;
       this.maxTimestampSoFar = last.timestamp;
@@ -212,8 +225,45 @@ export class LogSegment {
       p += b.size;
     }
     this.size = position + written;
+    if (this.size > this.fileBytes) {
+      this.fileBytes = this.size;
+      if (this.preallocateBytes > 0) this.preallocate(this.size + this.preallocateBytes);
+    }
     this.dirty = true;
     return position;
+  }
+
+  /**
+   * Writes zeros from the file's end to `toBytes` (BookKeeper's journal preallocation, not Kafka's
+   * sparse `file.preallocate`): an fdatasync after an append over blocks already written need not
+   * commit a new file size. Scanners end quietly at these zeros (file-records.ts).
+   */
+  private preallocate(toBytes: number): void {
+    const zeros = Buffer.alloc(Math.min(PREALLOCATE_CHUNK_BYTES, toBytes - this.fileBytes));
+    try {
+      while (this.fileBytes < toBytes) {
+        const n = this.logFile.write(zeros, 0, Math.min(zeros.length, toBytes - this.fileBytes), this.fileBytes);
+        assert(n > 0, `short write of preallocated zeros`, { file: this.logPath, position: this.fileBytes });
+        this.fileBytes += n;
+      }
+    } catch {
+      // Only an optimisation (a full disk): the appended data is whole; stop preallocating here.
+      // The zeros written so far are cut now if possible, else at roll or close (fileBytes > size).
+      this.fileBytes = toBytes;
+      try {
+        this.trimPreallocated();
+      } catch {
+        this.preallocateBytes = 0;
+      }
+    }
+  }
+
+  /** Cuts preallocated zeros off the `.log` (on roll and close); the next fdatasync commits the size. */
+  trimPreallocated(): void {
+    this.preallocateBytes = 0;
+    if (this.fileBytes <= this.size || !this.writable) return;
+    this.logFile.truncate(this.size);
+    this.fileBytes = this.size;
   }
 
   /**
@@ -243,6 +293,7 @@ export class LogSegment {
       endPosition: opts.endPosition ?? this.size,
       verifyCrc: opts.verifyCrc,
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
+      zeroTailIsEnd: this.zeroTailIsEnd,
       skipBelowOffset: opts.skipBelowOffset,
       chunkBytes: opts.chunkBytes,
     });
@@ -308,7 +359,7 @@ export class LogSegment {
     const truncatedBytes = this.size - r.validBytes;
     if (truncatedBytes > 0 && opts.truncate !== false) {
       this.file.truncate(r.validBytes);
-      this.size = r.validBytes;
+      this.size = this.fileBytes = r.validBytes;
     }
     this.maxTimestampSoFar = r.maxTimestamp;
     this.offsetOfMaxTimestampSoFar = r.offsetOfMaxTimestamp;
@@ -333,17 +384,19 @@ export class LogSegment {
       return s;
     };
     let s = scan(start);
-    if (s.end.kind === 'corrupt' && start > 0 && next === undefined) {
+    if ((s.end.kind === 'corrupt' || (s.end.kind === 'end' && s.end.zeroTail)) && start > 0 && next === undefined) {
       // The index pointed somewhere that is not a batch boundary: fall back to a full scan.
       start = 0;
       s = scan(0);
     }
-    return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' ? this.size : s.validBytes };
+    return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' && !s.end.zeroTail ? this.size : s.validBytes };
   }
 
   /** Kafka's onBecomeInactiveSegment: final time-index entry, indexes and log trimmed. */
   onBecomeInactive(): void {
     if (!this.writable) return;
+    this.trimPreallocated();
+    this.zeroTailIsEnd = false;
     if (this.maxTimestampSoFar >= 0) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
     this.offsetIndex.trimToValidSize();
     this.timeIndex.trimToValidSize();
@@ -402,7 +455,7 @@ export class LogSegment {
   /** Truncates the `.log` to `bytes` and drops index entries past it. */
   truncateToBytes(bytes: number, nextOffset: number): void {
     this.file.truncate(bytes);
-    this.size = bytes;
+    this.size = this.fileBytes = bytes;
     this.offsetIndex.truncateTo(nextOffset);
     this.timeIndex.truncateTo(nextOffset);
     this.lastAppendedOffset = undefined;
@@ -448,6 +501,9 @@ export class LogSegment {
     return SEGMENT_SUFFIXES.map((s) => base + s).filter((p) => this.io.stat(p) !== undefined);
   }
 }
+
+/** Largest zero buffer one preallocation step writes. */
+const PREALLOCATE_CHUNK_BYTES = 1 << 20;
 
 export interface AppendedBatchInfo {
   size: number;

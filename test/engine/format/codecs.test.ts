@@ -266,6 +266,23 @@ describe('snappy xerial framing', () => {
 });
 
 describe('lz4 Kafka frame', () => {
+  it('decompresses blocks in place without changing its input, also when a block fails (issue 15)', () => {
+    const data = Buffer.from('records of an lz4 batch, '.repeat(6000)); // three 64 KiB blocks
+    const frame = lz4Compress(data);
+    const copy = Buffer.from(frame);
+    const out = lz4Decompress(frame, 1 << 20);
+    expect(out.equals(data)).toBe(true);
+    expect(frame.equals(copy)).toBe(true);
+    // A limit the second block overruns: the first block's size word was restored before the throw.
+    expect(() => lz4Decompress(frame, LZ4_KAFKA_BLOCK_BYTES + 10)).toThrow(LogtoolError);
+    expect(frame.equals(copy)).toBe(true);
+    // One block: the library's buffer is returned as is, and it is not a view of the input.
+    const small = lz4Compress(Buffer.from('one block '.repeat(100)));
+    const one = lz4Decompress(small, 1 << 20);
+    expect(one.toString()).toBe('one block '.repeat(100));
+    expect(one.buffer === small.buffer).toBe(false);
+  });
+
   it('writes magic, FLG 0x60, BD 0x40, the header checksum 0x82 and an end mark', () => {
     const packed = lz4Compress(Buffer.from('hello hello hello hello hello hello'));
     expect(packed.subarray(0, 7).toString('hex')).toBe('04224d18604082');

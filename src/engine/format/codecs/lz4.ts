@@ -81,12 +81,20 @@ export function lz4Compress(data: Buffer, opts: Lz4FrameOptions = {}): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Decompresses one raw block into at most capacityBytes; throws the library's error otherwise. */
-function decompressBlock(block: Buffer, capacityBytes: number): Buffer {
-  const input = Buffer.allocUnsafe(4 + block.length);
-  input.writeUInt32LE(capacityBytes, 0);
-  block.copy(input, 4);
-  return lz4().uncompressSync(input);
+/**
+ * Decompresses the raw block at data[start, end) into at most capacityBytes; throws the library's
+ * error otherwise. The library wants "uint32 LE size ‖ block": the block's own 4-byte size word
+ * before it is overwritten with the capacity for the call and restored after it, instead of
+ * copying every block into a new buffer (issue 15: the copy was a tenth of an lz4 read).
+ */
+function decompressBlock(data: Buffer, start: number, end: number, capacityBytes: number): Buffer {
+  const word = data.readUInt32LE(start - 4);
+  data.writeUInt32LE(capacityBytes, start - 4);
+  try {
+    return lz4().uncompressSync(data.subarray(start - 4, end));
+  } finally {
+    data.writeUInt32LE(word, start - 4);
+  }
 }
 
 export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4FrameOptions = {}): Buffer {
@@ -118,6 +126,7 @@ export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4Fra
   const blockChecksums = (flg & FLG_BLOCK_CHECKSUM) !== 0;
   const out: Buffer[] = [];
   let total = 0;
+  let lastStored = false;
   for (;;) {
     if (data.length - pos < 4) throw codecError(NAME, `frame ends at byte ${pos} without an end mark`);
     const word = data.readUInt32LE(pos);
@@ -134,6 +143,7 @@ export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4Fra
     }
     if (blockBytes > maxBlockBytes) throw codecError(NAME, `${where} is ${blockBytes} bytes, above the frame's ${maxBlockBytes}-byte maximum`);
     if (blockBytes + (blockChecksums ? 4 : 0) > data.length - pos) throw codecError(NAME, `${where} runs past the end of the frame`);
+    const blockStart = pos;
     const block = data.subarray(pos, pos + blockBytes);
     pos += blockBytes;
     if (blockChecksums) {
@@ -149,7 +159,7 @@ export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4Fra
     } else {
       const capacityBytes = Math.min(maxBlockBytes, budgetBytes);
       try {
-        piece = decompressBlock(block, capacityBytes);
+        piece = decompressBlock(data, blockStart, blockStart + blockBytes, capacityBytes);
       } catch (e) {
         const detail = e instanceof Error ? e.message : String(e);
         // lz4-napi reports "output is too small" when a block outgrows the capacity given.
@@ -160,9 +170,11 @@ export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4Fra
       }
     }
     out.push(piece);
+    lastStored = stored;
     total += piece.length;
   }
-  return Buffer.concat(out, total);
+  // One decompressed block is the library's own buffer (a stored one is a view of the input: copied).
+  return out.length === 1 && !lastStored ? out[0]! : Buffer.concat(out, total);
 }
 
 export const lz4Codec: Codec = {

@@ -130,15 +130,15 @@ let zeroBlock: Buffer | undefined;
  * over the zeros meanwhile, so non-zero bytes found once that size field is no longer zero are its
  * new data, and the view still ends at `from`.
  */
-export function isZeroTail(io: FileIO, fd: number, from: number, to: number, sizeFieldWasZero = false): boolean {
+export function isZeroTail(source: FileSource, from: number, to: number, sizeFieldWasZero = false): boolean {
   const zeros = (zeroBlock ??= Buffer.alloc(ZERO_CHECK_BYTES));
   const scratch = Buffer.allocUnsafe(Math.min(ZERO_CHECK_BYTES, Math.max(to - from, 4)));
   for (let at = from; at < to; ) {
-    const n = io.read(fd, scratch, 0, Math.min(scratch.length, to - at), at);
+    const n = source.read(scratch, 0, Math.min(scratch.length, to - at), at);
     if (n <= 0) return true; // the file shrank: a writer trimmed its preallocation (close, roll)
     if (!scratch.subarray(0, n).equals(zeros.subarray(0, n))) {
       if (!sizeFieldWasZero) return false;
-      const sizeField = io.read(fd, scratch, 0, 4, from + 8) === 4 ? scratch.readInt32BE(0) : 0;
+      const sizeField = source.read(scratch, 0, 4, from + 8) === 4 ? scratch.readInt32BE(0) : 0;
       return sizeField !== 0;
     }
     at += n;
@@ -278,7 +278,7 @@ export class EntryScanner {
         this.validBytes = position;
         const remaining = fileEnd - position;
         if (remaining < HEADER_PROBE_BYTES + 1) {
-          if (remaining > 0 && this.opts.zeroTailIsEnd && isZeroTail(io, fd, position, fileEnd)) this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
+          if (remaining > 0 && this.opts.zeroTailIsEnd && isZeroTail(source, position, fileEnd)) this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
           else if (remaining > 0) this.end = { kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` };
           return;
         }
@@ -286,7 +286,7 @@ export class EntryScanner {
         let p = position - bufFilePos;
         const entrySizeField = buf.readInt32BE(p + 8);
         const magic = buf.readInt8(p + 16);
-        if (entrySizeField === 0 && this.opts.zeroTailIsEnd && isZeroTail(io, fd, position, fileEnd, true)) {
+        if (entrySizeField === 0 && this.opts.zeroTailIsEnd && isZeroTail(source, position, fileEnd, true)) {
           this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
           return;
         }

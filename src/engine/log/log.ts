@@ -14,7 +14,7 @@ import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartitio
 import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
-import { loadLog, type LoadReport } from '../recovery/loader.js';
+import { loadLog, syncPastRecoveryPoint, type LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
 import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '../checkpoint.js';
 import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint, updateDirCheckpointAsync } from '../logdir/dir-checkpoints.js';
@@ -143,14 +143,8 @@ export class Log {
       if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
       const directoryMarker = readOnly ? undefined : markerSeenByProcess(path.dirname(resolved));
       const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, ...options.recovery });
-      if (!readOnly) {
-        // After a kill -9 the page cache may still hold data that never reached the disk. Sync
-        // what lies past the recovery point once, so the flushed position reported from this open
-        // on is true (cheap after a clean shutdown: nothing is dirty).
-        const segs = loaded.segments;
-        for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
-        io.syncDir(resolved);
-      }
+      // A load that ran on a worker thread (LoadOptions.recovered) synced there already.
+      if (!readOnly && loaded.report !== options.recovery?.recovered?.report) syncPastRecoveryPoint({ io, dir: resolved }, loaded);
       const log = new Log({
         dir: resolved,
         tp,

@@ -6,8 +6,9 @@ import { Command } from 'commander';
 import { verifyLog } from '../engine/recovery/log-verifier.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
-import { openLog, parseInteger, type WarningCounter } from './shared.js';
-import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { openLog, parseInteger } from './shared.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionJob } from './logdir-runner.js';
+import { verifyPartition } from './verify-partition.js';
 
 interface VerifyOpts extends LogDirOptions {
   deep?: boolean;
@@ -15,26 +16,6 @@ interface VerifyOpts extends LogDirOptions {
   json?: boolean;
   maxProblems: number;
   progress?: boolean;
-}
-
-/** One partition of a log directory: its verify report as the NDJSON line, a problem when anything is wrong. */
-async function verifyPartition(t: PartitionTarget, opts: VerifyOpts): Promise<PartitionResult> {
-  const counter: WarningCounter = { count: 0 };
-  const log = openLog(t.dir, { readOnly: true }, counter);
-  try {
-    const r = verifyLog(log, { deep: opts.deep, skipIndexes: opts.indexes === false, maxProblems: opts.maxProblems });
-    const problems = r.problems.length;
-    const first = r.problems[0];
-    const note = first && `${problems} problem(s), first ${first.file}${first.position !== undefined ? ` at byte ${first.position}` : first.entry !== undefined ? ` entry ${first.entry}` : ''}: ${first.message}`;
-    return {
-      outcome: problems > 0 || counter.count > 0 ? 'problem' : 'ok',
-      fields: { ...r, ok: problems === 0 },
-      cells: [r.segments, r.batches, r.bytes, r.logStartOffset, r.logEndOffset, problems],
-      ...(note ? { note } : counter.count > 0 ? { note: 'warnings when opened (see stderr)' } : {}),
-    };
-  } finally {
-    await log.close();
-  }
 }
 
 export function verifyCommand(): Command {
@@ -64,7 +45,10 @@ Examples:
   logtool verify /var/lib/kafka/orders-3 --deep --json | jq '.problems'`,
     )
     .action(async (dir: string, opts: VerifyOpts) => {
-      if (isLogDirPath(dir)) return runOverLogDir('verify', dir, opts, ['segments', 'batches', 'bytes', 'log start', 'log end', 'problems'], (t) => verifyPartition(t, opts));
+      if (isLogDirPath(dir)) {
+        const job = (t: { dir: string }): PartitionJob => ({ command: 'verify', dir: t.dir, opts: { deep: opts.deep, indexes: opts.indexes, maxProblems: opts.maxProblems } });
+        return runOverLogDir('verify', dir, opts, ['segments', 'batches', 'bytes', 'log start', 'log end', 'problems'], (t) => verifyPartition(t.dir, opts), 'read', job);
+      }
       rejectSelection(dir, opts);
       const out = new Output();
       // Opening may already warn about a torn tail; the report below lists every problem anyway.

@@ -57,7 +57,7 @@ export function deserializeError(s: SerializedError): Error {
 
 /** True when `entry` can run on a worker thread (compiled JavaScript, not a TypeScript source). */
 export function workerEntryAvailable(entry: URL): boolean {
-  return entry.pathname.endsWith('.js') && realIO.stat(fileURLToPath(entry))?.isDirectory === false;
+  return /\.[cm]?js$/.test(entry.pathname) && realIO.stat(fileURLToPath(entry))?.isDirectory === false;
 }
 
 interface WorkerData {

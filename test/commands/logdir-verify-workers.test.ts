@@ -11,7 +11,7 @@ import { Log } from '../../src/engine/log/log.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { cli } from '../helpers/cli.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
-import { parseRun, treeStamps, type PartitionLine } from '../helpers/logdirs.js';
+import { copiesOfPartition, parseRun, treeStamps, type PartitionLine } from '../helpers/logdirs.js';
 
 beforeAll(() => ensureBuilt(), 240_000);
 afterAll(removeTempDirs);
@@ -23,13 +23,8 @@ async function logDirOf(n: number): Promise<string> {
   const log = Log.open(first, { config: { segmentBytes: 1024 } });
   for (let i = 0; i < 20; i++) await log.append([{ key: Buffer.from(`k${i}`), value: Buffer.alloc(64, i), timestamp: 1_700_000_000_000 + i }]);
   await log.close();
-  const files = fs.readdirSync(first);
-  for (let i = 1; i < n; i++) {
-    const dir = path.join(logDir, `t-${i}`);
-    fs.mkdirSync(dir);
-    for (const f of files) fs.copyFileSync(path.join(first, f), path.join(dir, f));
-    if (i % 50 === 7) fs.appendFileSync(path.join(dir, files.filter((f) => f.endsWith('.log')).at(-1)!), Buffer.from('torn'));
-  }
+  const lastLog = fs.readdirSync(first).filter((f) => f.endsWith('.log')).at(-1)!;
+  for (const [i, dir] of copiesOfPartition(first, n).entries()) if (i % 50 === 7) fs.appendFileSync(path.join(dir, lastLog), Buffer.from('torn'));
   const bad = path.join(logDir, 't-17', '00000000000000000000.index');
   fs.rmSync(bad);
   fs.mkdirSync(bad); // not a file: reading it fails, also as root

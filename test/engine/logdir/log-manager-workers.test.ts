@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineEntry, ensureBuilt } from '../../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/fixtures.js';
+import { copiesOfPartition } from '../../helpers/logdirs.js';
 
 type Api = typeof import('../../../src/api.js');
 let api: Api;
@@ -32,14 +33,8 @@ async function uncleanLogDir(n: number): Promise<string> {
   const log = api.Log.open(first, { config: { segmentBytes: 1024 } });
   for (let i = 0; i < 3; i++) await log.append([{ key: Buffer.from(`k${i}`), value: Buffer.from(`value ${i}`), timestamp: 1_700_000_000_000 + i }]);
   await log.close();
-  const files = fs.readdirSync(first);
   const entries: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const dir = path.join(logDir, `p-${i}`);
-    if (i > 0) {
-      fs.mkdirSync(dir);
-      for (const f of files) fs.copyFileSync(path.join(first, f), path.join(dir, f));
-    }
+  for (const [i, dir] of copiesOfPartition(first, n).entries()) {
     if (i % 10 === 3) fs.appendFileSync(path.join(dir, '00000000000000000000.log'), Buffer.from('torn tail')); // cut by recovery
     if (i % 10 === 6) fs.rmSync(path.join(dir, '00000000000000000000.timeindex')); // recreated, with a warning
     if (i % 3 !== 2) entries.push(`p ${i} ${i % 3 === 0 ? 3 : 0}\n`); // recovery point at the end, at 0, or none

@@ -27,10 +27,12 @@ export interface PooledLoadPlan {
   partitionDirs: string[];
   threads: number;
   io: FileIO;
-  /** What every job needs besides its directory and the marker. */
-  job: Omit<RecoverJob, 'dir' | 'marker' | 'directory'>;
+  /** What every job needs besides its directory, configs, checkpoints and the marker. */
+  job: Omit<RecoverJob, 'dir' | 'marker' | 'directory' | 'config'>;
   /** The directory snapshot handed to partition i's load. */
   directory: (i: number) => LoadOptions['directory'];
+  /** The topic configs partition i is opened with (the same for its recovery). */
+  config: (i: number) => RecoverJob['config'];
   onWarning: ((w: LogWarning) => void) | undefined;
   /** Opens partition i on this thread after its recovery (LoadOptions.recovered, directoryMarker). */
   open: (i: number, loaded: Pick<LoadOptions, 'recovered' | 'directoryMarker'>) => void;
@@ -62,7 +64,7 @@ function takeMarker(io: FileIO, logDir: string): { content: Buffer | undefined }
 /** Recovers every partition on the pool and opens each, in order; the first failure (in order) stops it and is thrown. */
 export async function loadOnWorkers(plan: PooledLoadPlan): Promise<void> {
   const directoryMarker = takeMarker(plan.io, plan.logDir);
-  const jobs: RecoverJob[] = plan.partitionDirs.map((dir, i) => ({ ...plan.job, dir, marker: directoryMarker, directory: plan.directory(i) }));
+  const jobs: RecoverJob[] = plan.partitionDirs.map((dir, i) => ({ ...plan.job, dir, marker: directoryMarker, directory: plan.directory(i), config: plan.config(i) }));
   const pool = new WorkerPool<RecoverJob, RecoverResult>(ENTRY, plan.threads, recoverPartition, (j) => j.dir);
   let failure: unknown;
   try {

@@ -116,7 +116,8 @@ describe('WorkerPool', () => {
         held.release();
       }
       expect(out.map((o) => o.error?.message)).toEqual([expect.stringMatching(/another process holds the lock/), expect.stringMatching(/another process holds the lock/)]);
-      out = await collect(p, [{ n: 0, action: 'lock', dir }, { n: 1, action: 'lock', dir }]);
+      // Released here: the workers take it (two directories, as the two jobs may run at once).
+      out = await collect(p, [{ n: 0, action: 'lock', dir }, { n: 1, action: 'lock', dir: makeTempDir('logtool-pool-lock-') }]);
       expect(out.map((o) => o.value)).toEqual(['locked', 'locked']);
     } finally {
       await p.close();

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineEntry, ensureBuilt } from '../../helpers/build.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/fixtures.js';
 import { copiesOfPartition } from '../../helpers/logdirs.js';
+import { configRecord, topicRecord, writeMetadataLog } from '../../helpers/metadata-records.js';
 
 type Api = typeof import('../../../src/api.js');
 let api: Api;
@@ -116,6 +117,33 @@ describe('LogManager recovery on worker threads', () => {
     expect(Object.keys(trees[0]!)).toContain('.kafka_cleanshutdown');
     expect(Object.keys(trees[0]!).filter((k) => k.includes('lost+found'))).toHaveLength(100);
   }, 900_000);
+
+  it("in a broker's directory a partition is recovered with its topic's configs from __cluster_metadata-0: the same rebuilt indexes with 1 and 2 threads", async () => {
+    const template = path.join(makeTempDir('logtool-mgr-workers-broker-'), 'data');
+    const first = path.join(template, 'dense-0');
+    const log = api.Log.open(first, { config: { flushMode: 'async' } });
+    for (let i = 0; i < 200; i++) await log.append([{ key: null, value: Buffer.alloc(200, i), timestamp: 1_700_000_000_000 + i }]);
+    await log.close();
+    copiesOfPartition(first, 4);
+    await writeMetadataLog(path.join(template, '__cluster_metadata-0'), [topicRecord('dense', 1), configRecord(2, 'dense', 'index.interval.bytes', '512')]);
+    fs.writeFileSync(path.join(template, 'meta.properties'), 'version=1\nnode.id=1\ncluster.id=abc\n');
+    fs.rmSync(path.join(template, '.kafka_cleanshutdown'), { force: true });
+    fs.writeFileSync(path.join(template, 'recovery-point-offset-checkpoint'), '0\n0\n'); // every segment recovered, its indexes rebuilt
+    const indexes: Buffer[][] = [];
+    for (const threads of [1, 2]) {
+      const logDir = path.join(makeTempDir(`logtool-mgr-workers-broker-${threads}-`), 'data');
+      fs.cpSync(template, logDir, { recursive: true });
+      let onWorker = 0;
+      const m = await api.LogManager.open([logDir], { recoveryThreadsPerDataDir: threads, schedule: false, onProgress: (p) => void (p.recoveredOnWorker && onWorker++) });
+      expect(m.getLog('dense', 0)!.config.indexIntervalBytes).toBe(512);
+      await m.close();
+      expect(onWorker).toBe(threads === 1 ? 0 : 4);
+      indexes.push([0, 1, 2, 3].map((p) => fs.readFileSync(path.join(logDir, `dense-${p}`, '00000000000000000000.index'))));
+    }
+    // An entry every 512 bytes, not every 4096 (the default): about 80 entries of 8 bytes.
+    expect(indexes[0]![0]!.length).toBeGreaterThan(60 * 8);
+    expect(indexes[1]).toEqual(indexes[0]);
+  }, 300_000);
 
   it('a partition whose recovery cannot read a file fails the open, naming the file, with 1 and with 2 threads', async () => {
     const template = await uncleanLogDir(40);

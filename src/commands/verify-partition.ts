@@ -3,11 +3,14 @@
  * engine/recovery/log-verifier.ts): its report as the NDJSON line, a problem when anything is
  * wrong. Apart from verify.ts so that a worker thread (partition-jobs.ts) runs it without the CLI.
  */
-import { verifyLog } from '../engine/recovery/log-verifier.js';
+import { verifyLog, type VerifyProblem } from '../engine/recovery/log-verifier.js';
 import { openLog, type WarningCounter } from './shared.js';
 import type { PartitionJob, PartitionResult } from './logdir-runner.js';
 
 export type VerifyPartitionOpts = PartitionJob['opts'];
+
+/** Where in its file a problem is: a byte, an index entry or a line (leader-epoch-checkpoint). */
+export const problemWhere = (p: VerifyProblem): string => (p.position !== undefined ? ` at byte ${p.position}` : p.entry !== undefined ? ` entry ${p.entry}` : p.line !== undefined ? ` line ${p.line}` : '');
 
 export async function verifyPartition(dir: string, opts: VerifyPartitionOpts): Promise<PartitionResult> {
   const counter: WarningCounter = { count: 0 };
@@ -16,7 +19,7 @@ export async function verifyPartition(dir: string, opts: VerifyPartitionOpts): P
     const r = verifyLog(log, { deep: opts.deep, skipIndexes: opts.indexes === false, maxProblems: opts.maxProblems });
     const problems = r.problems.length;
     const first = r.problems[0];
-    const note = first && `${problems} problem(s), first ${first.file}${first.position !== undefined ? ` at byte ${first.position}` : first.entry !== undefined ? ` entry ${first.entry}` : ''}: ${first.message}`;
+    const note = first && `${problems} problem(s), first ${first.file}${problemWhere(first)}: ${first.message}`;
     return {
       outcome: problems > 0 || counter.count > 0 ? 'problem' : 'ok',
       fields: { ...r, ok: problems === 0 },

@@ -8,7 +8,7 @@ import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger } from './shared.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionJob } from './logdir-runner.js';
-import { verifyPartition } from './verify-partition.js';
+import { problemWhere, verifyPartition } from './verify-partition.js';
 
 interface VerifyOpts extends LogDirOptions {
   deep?: boolean;
@@ -71,8 +71,7 @@ Examples:
           await out.line(`  segments ${r.segments}, batches ${r.batches}, bytes ${r.bytes}${opts.deep ? `, records ${r.records}` : ''}${opts.indexes === false ? '' : `, index entries ${r.indexEntries}`}`);
           await out.line(`  log start offset ${r.logStartOffset}, log end offset ${r.logEndOffset}`);
           for (const p of r.problems) {
-            const where = p.position !== undefined ? ` at byte ${p.position}` : p.entry !== undefined ? ` entry ${p.entry}` : '';
-            await out.line(`  ${c.red('problem:')} ${p.file}${where}: ${p.message}`);
+            await out.line(`  ${c.red('problem:')} ${p.file}${problemWhere(p)}: ${p.message}`);
           }
           await out.line(problems === 0 ? 'Everything checks out.' : `${problems} problem(s) found${r.problems.length >= opts.maxProblems ? ' (stopped at --max-problems)' : ''}.`);
         }

@@ -178,7 +178,7 @@ describe('bench --quick --json', () => {
     expect(text).toMatch(/^raw-write-100B\trecords\/s\t/m);
     const bad = path.join(dir, 'bad.json');
     fs.writeFileSync(bad, '{"scenarios": 3}');
-    const b = spawnSync(process.execPath, [cliPath, 'bench', dir, '--compare', bad], { encoding: 'utf8', timeout: 60_000 });
+    const b = spawnSync(process.execPath, [cliPath, 'bench', dir, '--compare', bad], { encoding: 'utf8', timeout: 200_000 });
     expect(b.status).toBe(2);
     expect(b.stderr).toMatch(/bad\.json: not a saved bench run/);
     expect(fs.readdirSync(dir).sort()).toEqual(['bad.json', 'old.json']); // nothing measured, nothing left

@@ -11,6 +11,7 @@ import { dataset, payload, prng } from './datasets.js';
 import { LatencyRecorder, nowMs, timeOps, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 import { codecScenarios, compactionScenario } from './extra-scenarios.js';
 import { recoveryScenarios } from './recovery.js';
+import { openPartitionsScenarios } from './open-partitions.js';
 import { startupScenarios } from './startup.js';
 import { cliPipeScenarios } from './cli-pipes.js';
 import { memoryScenarios } from './memory.js';
@@ -334,6 +335,7 @@ export const benchScenarios: BenchScenario[] = [
   compactionScenario,
   ...codecScenarios,
   ...recoveryScenarios,
+  ...openPartitionsScenarios,
   ...startupScenarios,
   ...cliPipeScenarios,
   ...memoryScenarios,

@@ -2,7 +2,8 @@
  * One command over a log directory (Kafka's `log.dirs` entry, the unit of LogManager.scala): the
  * given path is classified, the partitions selected (`--topic`, `--partition`, `--partitions`
  * glob), a per-partition function runs up to `--threads` at a time (Kafka's
- * num.recovery.threads.per.data.dir, default 2), and every outcome is reported in the order of the
+ * num.recovery.threads.per.data.dir, default 2; read-only checks on that many worker threads,
+ * partition-jobs.ts), and every outcome is reported in the order of the
  * partitions — a summary table, or NDJSON lines and a last `{"summary":true,…}` line — with one
  * exit code: 1 if any partition failed, else 3 if any had a problem, else 0.
  *
@@ -21,6 +22,11 @@ import { renderTable } from '../render/table.js';
 import { escapeString } from '../render/escape.js';
 import { startProgress } from '../render/progress.js';
 import { parseInteger } from './shared.js';
+import { WorkerPool, deserializeError, serializeError, type SerializedError } from '../inspect/worker-pool.js';
+import { clearStderrLine } from '../render/stderr-line.js';
+
+/** The worker entry for read-only jobs (compiled beside this file). */
+const JOBS_ENTRY = new URL('./partition-jobs.js', import.meta.url);
 
 /** Kafka 4.0's num.recovery.threads.per.data.dir. */
 export const DEFAULT_THREADS = 2;
@@ -60,6 +66,16 @@ export interface PartitionResult {
 }
 
 export type PartitionFn = (target: PartitionTarget) => Promise<PartitionResult>;
+
+/** A read-only partition function as a plain message for a worker thread (partition-jobs.ts runs it). */
+export type PartitionJob = { command: 'verify'; dir: string; opts: { deep?: boolean; indexes?: boolean; maxProblems: number } };
+
+/** What a job gives back: its result or error, and what it wrote to stderr. */
+export interface PartitionJobReply {
+  result?: PartitionResult;
+  error?: SerializedError;
+  stderr: string;
+}
 
 interface Outcome {
   target: PartitionTarget;
@@ -162,11 +178,36 @@ async function runOne(target: PartitionTarget, fn: PartitionFn): Promise<Outcome
     const r = await fn(target);
     return { target, ...r };
   } catch (e) {
-    const err = e instanceof LogtoolError ? e : undefined;
-    const error = { kind: err?.kind ?? 'internal', message: err?.message ?? (e as Error)?.message ?? String(e), file: err?.file ?? null, position: err?.position ?? null };
-    // A data error stopping one partition is that partition's problem; anything else is a failure.
-    const outcome = err?.exitCode === ExitCode.data ? 'problem' : 'failed';
-    return { target, outcome, fields: {}, cells: [], note: err ? err.describe() : `internal error: ${error.message}`, error };
+    return errorOutcome(target, e);
+  }
+}
+
+function errorOutcome(target: PartitionTarget, e: unknown): Outcome {
+  const err = e instanceof LogtoolError ? e : undefined;
+  const error = { kind: err?.kind ?? 'internal', message: err?.message ?? (e as Error)?.message ?? String(e), file: err?.file ?? null, position: err?.position ?? null };
+  // A data error stopping one partition is that partition's problem; anything else is a failure.
+  const outcome = err?.exitCode === ExitCode.data ? 'problem' : 'failed';
+  return { target, outcome, fields: {}, cells: [], note: err ? err.describe() : `internal error: ${error.message}`, error };
+}
+
+/**
+ * Read-only jobs on worker threads (partition-jobs.ts), each outcome recorded in partition order
+ * with what the job wrote to stderr printed first, as a run on this thread prints it.
+ */
+async function runOnWorkers(pool: WorkerPool<PartitionJob, PartitionJobReply>, targets: PartitionTarget[], job: (t: PartitionTarget) => PartitionJob, record: (i: number, o: Outcome) => Promise<void>): Promise<void> {
+  try {
+    await pool.map(targets.map(job), async (o, i) => {
+      const t = targets[i]!;
+      const reply: PartitionJobReply = o.ok ? o.value : { error: serializeError(o.error), stderr: '' };
+      if (reply.stderr) {
+        clearStderrLine();
+        process.stderr.write(reply.stderr);
+      }
+      await record(i, reply.result ? { target: t, ...reply.result } : errorOutcome(t, deserializeError(reply.error!)));
+      return true;
+    });
+  } finally {
+    await pool.close();
   }
 }
 
@@ -175,7 +216,7 @@ async function runOne(target: PartitionTarget, fn: PartitionFn): Promise<Outcome
  * order (NDJSON lines as soon as every earlier partition is done), so the output is the same for
  * every number of threads. Sets process.exitCode by the one rule.
  */
-export async function runOverLogDir(command: string, logDir: string, opts: LogDirOptions, columns: string[], fn: PartitionFn, access: 'read' | 'write' = 'read'): Promise<void> {
+export async function runOverLogDir(command: string, logDir: string, opts: LogDirOptions, columns: string[], fn: PartitionFn, access: 'read' | 'write' = 'read', job?: (t: PartitionTarget) => PartitionJob): Promise<void> {
   // A writable open and close of one partition deletes and restores the log directory's
   // clean-shutdown marker, and a restore is skipped while a sibling is open: interleaved, two
   // partitions would leave a marker that depends on --threads. Until the manager owns the marker,
@@ -198,19 +239,25 @@ export async function runOverLogDir(command: string, logDir: string, opts: LogDi
       if (opts.json) await out.json(lineOf(o));
     }
   };
+  const record = async (i: number, o: Outcome) => {
+    outcomes[i] = o;
+    done++;
+    bytesDone += targets[i]!.logBytes;
+    progress.update(`${command} ${logDir}: ${done}/${targets.length} partitions`);
+    progress.count(bytesDone, bytesTotal);
+    await emitReady();
+  };
   const worker = async () => {
     while (next < targets.length) {
       const i = next++;
-      outcomes[i] = await runOne(targets[i]!, fn);
-      done++;
-      bytesDone += targets[i]!.logBytes;
-      progress.update(`${command} ${logDir}: ${done}/${targets.length} partitions`);
-      progress.count(bytesDone, bytesTotal);
-      await emitReady();
+      await record(i, await runOne(targets[i]!, fn));
     }
   };
+  // Read-only work with a job form runs on worker threads; writes stay on this thread (above).
+  const pool = job && access === 'read' ? new WorkerPool<PartitionJob, PartitionJobReply>(JOBS_ENTRY, threads, undefined, (j) => j.dir) : undefined;
   try {
-    await Promise.all(Array.from({ length: Math.min(threads, Math.max(1, targets.length)) }, worker));
+    if (pool?.usesWorkers(targets.length)) await runOnWorkers(pool, targets, job!, record);
+    else await Promise.all(Array.from({ length: Math.min(threads, Math.max(1, targets.length)) }, worker));
   } finally {
     progress.stop();
   }

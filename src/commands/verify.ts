@@ -3,11 +3,12 @@
  * for operators and CI. Exit 0 when everything checks out, 3 when anything is wrong.
  */
 import { Command } from 'commander';
-import { verifyLog, type VerifyProblem } from '../api/verify.js';
+import { verifyLog } from '../api/verify.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
-import { openLog, parseInteger, type WarningCounter } from './shared.js';
-import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
+import { openLog, parseInteger } from './shared.js';
+import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionJob } from './logdir-runner.js';
+import { problemWhere, verifyPartition } from './verify-partition.js';
 
 interface VerifyOpts extends LogDirOptions {
   deep?: boolean;
@@ -15,29 +16,6 @@ interface VerifyOpts extends LogDirOptions {
   json?: boolean;
   maxProblems: number;
   progress?: boolean;
-}
-
-/** Where in its file a problem is: a byte, an index entry or a line (leader-epoch-checkpoint). */
-const problemWhere = (p: VerifyProblem): string => (p.position !== undefined ? ` at byte ${p.position}` : p.entry !== undefined ? ` entry ${p.entry}` : p.line !== undefined ? ` line ${p.line}` : '');
-
-/** One partition of a log directory: its verify report as the NDJSON line, a problem when anything is wrong. */
-async function verifyPartition(t: PartitionTarget, opts: VerifyOpts): Promise<PartitionResult> {
-  const counter: WarningCounter = { count: 0 };
-  const log = openLog(t.dir, { readOnly: true }, counter);
-  try {
-    const r = verifyLog(log, { deep: opts.deep, skipIndexes: opts.indexes === false, maxProblems: opts.maxProblems });
-    const problems = r.problems.length;
-    const first = r.problems[0];
-    const note = first && `${problems} problem(s), first ${first.file}${problemWhere(first)}: ${first.message}`;
-    return {
-      outcome: problems > 0 || counter.count > 0 ? 'problem' : 'ok',
-      fields: { ...r, ok: problems === 0 },
-      cells: [r.segments, r.batches, r.bytes, r.logStartOffset, r.logEndOffset, problems],
-      ...(note ? { note } : counter.count > 0 ? { note: 'warnings when opened (see stderr)' } : {}),
-    };
-  } finally {
-    await log.close();
-  }
 }
 
 export function verifyCommand(): Command {
@@ -67,7 +45,10 @@ Examples:
   logtool verify /var/lib/kafka/orders-3 --deep --json | jq '.problems'`,
     )
     .action(async (dir: string, opts: VerifyOpts) => {
-      if (isLogDirPath(dir)) return runOverLogDir('verify', dir, opts, ['segments', 'batches', 'bytes', 'log start', 'log end', 'problems'], (t) => verifyPartition(t, opts));
+      if (isLogDirPath(dir)) {
+        const job = (t: { dir: string }): PartitionJob => ({ command: 'verify', dir: t.dir, opts: { deep: opts.deep, indexes: opts.indexes, maxProblems: opts.maxProblems } });
+        return runOverLogDir('verify', dir, opts, ['segments', 'batches', 'bytes', 'log start', 'log end', 'problems'], (t) => verifyPartition(t.dir, opts), 'read', job);
+      }
       rejectSelection(dir, opts);
       const out = new Output();
       // Opening may already warn about a torn tail; the report below lists every problem anyway.

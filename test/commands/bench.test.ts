@@ -52,6 +52,12 @@ const REQUIRED = [
   'memory-append-pipe',
   'memory-read-json',
   'memory-verify-deep',
+  // issue 12: opening a log directory of many partitions after a clean and an unclean shutdown, 1 and 2 threads
+  'raw-read-crc-1000-partitions',
+  'open-1000-partitions-clean-1-thread',
+  'open-1000-partitions-clean-2-threads',
+  'open-1000-partitions-unclean-1-thread',
+  'open-1000-partitions-unclean-2-threads',
 ];
 
 const isNumber = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= 0;
@@ -100,6 +106,13 @@ describe('bench --quick --json', () => {
       expect(byName.get(n)!.ratioMetric).toBe('p50Ms');
       expect(isNumber(byName.get(n)!.interleavedRatio), n).toBe(true);
     }
+    // The opens report their threads; only the unclean ones validated segments; 2 threads are judged against 1.
+    for (const shutdown of ['clean', 'unclean']) {
+      for (const threads of [1, 2]) expect(byName.get(`open-1000-partitions-${shutdown}-${threads === 1 ? '1-thread' : '2-threads'}`)).toMatchObject({ threads, partitions: 50 });
+      expect(byName.get(`open-1000-partitions-${shutdown}-2-threads`)!.baseline).toBe(`open-1000-partitions-${shutdown}-1-thread`);
+    }
+    expect(byName.get('open-1000-partitions-clean-1-thread')!.segmentsScanned).toBe(0);
+    expect(byName.get('open-1000-partitions-unclean-2-threads')!.segmentsScanned as number).toBeGreaterThanOrEqual(100);
     // The pipes carried every record: read --json printed one line per record of the data set.
     expect(byName.get('cli-read-json-pipe')!.stdoutBytes as number).toBeGreaterThan(byName.get('cli-read-json-pipe')!.records as number);
     // The scratch directory made inside `parent` is gone.

@@ -43,6 +43,23 @@ export function copyBrokerLogDir(c: SegmentCase, opts: { completeIndexes?: boole
   return dir;
 }
 
+/**
+ * A large log directory made quickly: copies of the partition directory `first` (`<topic>-0`)
+ * beside it as `<topic>-1` … `<topic>-(n-1)`. Returns every partition directory, `first` included.
+ */
+export function copiesOfPartition(first: string, n: number): string[] {
+  const files = fs.readdirSync(first);
+  const topic = path.basename(first).replace(/-0$/, '');
+  const dirs = [first];
+  for (let i = 1; i < n; i++) {
+    const dir = path.join(path.dirname(first), `${topic}-${i}`);
+    fs.mkdirSync(dir);
+    for (const f of files) fs.copyFileSync(path.join(first, f), path.join(dir, f));
+    dirs.push(dir);
+  }
+  return dirs;
+}
+
 /** relative path → size:mtime of every file under `dir`. */
 export function treeStamps(dir: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -60,13 +60,15 @@ export class DirectoryLock {
    * Takes the lock or throws a `lock` error at once (also when a LogManager holds the log directory,
    * unless `underLogDir`: the manager of this process loading its own partition).
    */
-  static acquire(dir: string, purpose = 'write to', opts: { underLogDir?: boolean } = {}): DirectoryLock {
+  static acquire(dir: string, purpose = 'write to', opts: { underLogDir?: boolean | 'main-thread' } = {}): DirectoryLock {
     const lock = DirectoryLock.flockDir(dir, purpose);
     const logDir = path.dirname(path.resolve(dir));
     let free: boolean;
     try {
-      if (opts.underLogDir) assert(heldLogDirs.has(logDir), 'a partition opened under a log-directory lock this process does not hold', { file: dir });
-      free = opts.underLogDir === true || !DirectoryLock.logDirHeld(logDir);
+      // 'main-thread': a LogManager's worker thread (logdir/partition-worker.ts), whose main thread
+      // holds the log directory (this thread's module state cannot tell).
+      if (opts.underLogDir === true) assert(heldLogDirs.has(logDir), 'a partition opened under a log-directory lock this process does not hold', { file: dir });
+      free = opts.underLogDir !== undefined && opts.underLogDir !== false ? true : !DirectoryLock.logDirHeld(logDir);
     } catch (e) {
       closeQuietly(lock.fd!);
       throw e;

@@ -10,7 +10,7 @@ import { resolveConfig } from '../config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
 import { FileDescriptorCache } from '../segment/fd-cache.js';
-import { loadLog } from '../recovery/loader.js';
+import { loadLog, syncPastRecoveryPoint } from '../recovery/loader.js';
 import { requireWritableCheckpoints } from '../logdir/dir-checkpoints.js';
 import { markerSeenByProcess, noteWriterOpened } from '../logdir/clean-shutdown.js';
 import { loadRememberedConfig, rememberConfig } from './log-properties.js';
@@ -49,14 +49,8 @@ export function openPartition<L>(dir: string, options: LogOptions, construct: (i
     if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
     const directoryMarker = readOnly ? undefined : markerSeenByProcess(path.dirname(resolved));
     const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, files, ...options.recovery });
-    if (!readOnly) {
-      // After a kill -9 the page cache may still hold data that never reached the disk. Sync
-      // what lies past the recovery point once, so the flushed position reported from this open
-      // on is true (cheap after a clean shutdown: nothing is dirty).
-      const segs = loaded.segments;
-      for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
-      io.syncDir(resolved);
-    }
+    // A load that ran on a worker thread (LoadOptions.recovered) synced there already.
+    if (!readOnly && loaded.report !== options.recovery?.recovered?.report) syncPastRecoveryPoint({ io, dir: resolved }, loaded);
     if (options.underLogDirLock) {
       lock?.release(); // from here on the manager's log-directory lock keeps other writers out
       lock = undefined;

@@ -32,7 +32,7 @@ export interface LogOptions {
    */
   thoroughFlushIntervalMs?: number;
   /** Loader knobs for `logtool recover`: full recovery whatever the marker says, progress. */
-  recovery?: Pick<LoadOptions, 'forceRecoverAll' | 'onProgress' | 'directory'>;
+  recovery?: Pick<LoadOptions, 'forceRecoverAll' | 'onProgress' | 'directory' | 'directoryMarker' | 'recovered'>;
   /** Apply retention in the background this often (writable opens; off when absent). See startRetention. */
   retentionCheckIntervalMs?: number;
   /**

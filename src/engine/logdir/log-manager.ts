@@ -6,8 +6,8 @@
  * clean-shutdown marker is read once per directory and written on close by clean-shutdown.ts's
  * rule (the manager opens every partition, so it may vouch for the directory).
  *
- * Loading is synchronous file work on this thread; the pool bounds how many loads are in flight
- * between turns of the event loop, so the result is the same for every pool size.
+ * Recovery after an unclean shutdown runs on worker threads (pooled-load.ts); each partition is
+ * then opened on this thread in name order, so the result is the same for every pool size.
  * A writable manager runs Kafka's background schedule over its logs (manager-schedule.ts decides
  * when, manager-work.ts does it; the logs run no timers of their own), with each partition's
  * topic configs by topic-configs.ts's rule in a broker's directory.
@@ -30,6 +30,7 @@ import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '.
 import { BrokerLock } from './broker-lock.js';
 import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint } from './dir-checkpoints.js';
 import { classifyEntry, isBrokerLogDir, isKafkaEntry, listLogDir, type LogDirEntry } from './entries.js';
+import { loadOnWorkers, recoversOnWorkers } from './pooled-load.js';
 import { ManagerSchedule, type ScheduleEvent, type ScheduleIntervals } from './manager-schedule.js';
 import { ManagerWork } from './manager-work.js';
 import { partitionConfigWith } from './topic-configs.js';
@@ -67,6 +68,8 @@ export interface LoadProgressEvent {
   partition: string;
   done: number;
   total: number;
+  /** The partition was recovered on a worker thread (then opened here). */
+  recoveredOnWorker: boolean;
 }
 
 interface DirState {
@@ -210,30 +213,47 @@ export class LogManager {
     return parts;
   }
 
-  /** Loads one directory's partitions, at most `threads` in flight; results kept in name order. */
+  /**
+   * Loads one directory's partitions, results kept in name order. Recovery after an unclean
+   * shutdown runs on `threads` worker threads (pooled-load.ts); other loads run here, at most
+   * `threads` in flight between turns of the event loop.
+   */
   private async loadDir(state: DirState, parts: LogDirEntry[], threads: number): Promise<void> {
     const logs: (Log | undefined)[] = new Array(parts.length);
     let next = 0;
     let done = 0;
     let failure: unknown;
+    const snapshotOf = (i: number) => {
+      const tp = parts[i]!.topicPartition!;
+      return state.snapshot && { ...state.snapshot, names: state.namesByPartition.get(tpKey(tp.topic, tp.partition)) ?? [] };
+    };
+    const opened = (i: number, log: Log, recoveredOnWorker = false) => {
+      logs[i] = log;
+      this.options.onProgress?.({ logDir: state.dir, partition: parts[i]!.name, done: ++done, total: parts.length, recoveredOnWorker });
+    };
+    const { logOptions } = this.options;
+    const plan = {
+      logDir: state.dir,
+      partitionDirs: parts.map((e) => path.join(state.dir, e.name)),
+      threads,
+      io: this.io,
+      job: { discardLost: logOptions?.discardLost ?? false, forceRecoverAll: logOptions?.recovery?.forceRecoverAll ?? false },
+    };
     const worker = async () => {
       while (failure === undefined && next < parts.length) {
         const i = next++;
-        const e = parts[i]!;
         try {
-          const tp = e.topicPartition!;
-          const snapshot = state.snapshot && { ...state.snapshot, names: state.namesByPartition.get(tpKey(tp.topic, tp.partition)) ?? [] };
-          logs[i] = this.openLog(path.join(state.dir, e.name), false, snapshot);
+          opened(i, this.openLog(plan.partitionDirs[i]!, false, snapshotOf(i)));
         } catch (err) {
           failure ??= err;
           return;
         }
-        done++;
-        this.options.onProgress?.({ logDir: state.dir, partition: e.name, done, total: parts.length });
         await new Promise<void>((r) => setImmediate(r));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(threads, Math.max(1, parts.length)) }, worker));
+    if (!this.options.readOnly && state.snapshot && !logOptions?.recovery?.onProgress && recoversOnWorkers(plan)) {
+      await loadOnWorkers({ ...plan, directory: snapshotOf, config: (i) => this.topicConfig(plan.partitionDirs[i]!), onWarning: this.options.onWarning, open: (i, loaded) => opened(i, this.openLog(plan.partitionDirs[i]!, false, snapshotOf(i), loaded), true) }).catch((e) => (failure = e));
+    } else await Promise.all(Array.from({ length: Math.min(threads, Math.max(1, parts.length)) }, worker));
     for (let i = 0; i < parts.length; i++) {
       const log = logs[i];
       if (!log) continue;
@@ -244,14 +264,14 @@ export class LogManager {
     if (failure !== undefined) throw failure;
   }
 
-  private openLog(dir: string, create = false, directory?: LoadOptions['directory']): Log {
+  private openLog(dir: string, create = false, directory?: LoadOptions['directory'], loaded?: Pick<LoadOptions, 'recovered' | 'directoryMarker'>): Log {
     const { options } = this;
     return Log.open(dir, {
       ...options.logOptions,
       retentionCheckIntervalMs: undefined,
       cleanerCheckIntervalMs: undefined,
       scheduledByOwner: !options.readOnly && options.schedule !== false,
-      recovery: { ...options.logOptions?.recovery, directory },
+      recovery: { ...options.logOptions?.recovery, directory, ...loaded },
       io: this.io,
       readOnly: options.readOnly ?? false,
       create,

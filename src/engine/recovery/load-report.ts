@@ -109,6 +109,12 @@ export interface LoadOptions {
   directory?: { names: readonly string[]; recoveryPoints: ReadonlyMap<string, number>; logStartOffsets: ReadonlyMap<string, number> };
   /** The descriptor cache the segments open their files through (segment/fd-cache.ts; default: one for this load). */
   files?: FileDescriptorCache;
+  /**
+   * A writable load of this partition just ran on a worker thread (a LogManager's pool) and left
+   * this: the load finds its passes 1–4 done, recovers nothing, and reports that load's report and
+   * recovery point, if the log end it reads cheaply is the one that load left (else it recovers).
+   */
+  recovered?: { report: LoadReport; recoveryPoint: number };
 }
 
 export interface LoadResult {

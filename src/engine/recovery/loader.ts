@@ -52,6 +52,17 @@ import { changedPartitionState, followLogEnds } from '../partition-state/log-end
 
 export type { DroppedFileReport, IndexProblemReport, LoadOptions, LoadProgress, LoadReport, LoadResult, TruncationReport } from './load-report.js';
 
+/**
+ * After a kill -9 the page cache may still hold data that never reached the disk: a writable load
+ * syncs what lies past the recovery point once, so the flushed position reported from then on is
+ * true (cheap after a clean shutdown: nothing is dirty).
+ */
+export function syncPastRecoveryPoint(opts: Pick<LoadOptions, 'io' | 'dir'>, loaded: LoadResult): void {
+  const segs = loaded.segments;
+  for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
+  opts.io.syncDir(opts.dir);
+}
+
 export function loadLog(opts: LoadOptions): LoadResult {
   // Checkpoint entries are keyed by topic and partition number: refuse a second directory naming it.
   if (opts.tp) requireUnambiguousPartition(opts.dir, opts.tp, opts.directory?.names ?? opts.io.readdir(path.dirname(opts.dir)));
@@ -90,6 +101,10 @@ class LogLoader {
   private recover(segments: LogSegment[]): LoadResult {
     const ctx = this.ctx;
     const state = readShutdownState(ctx, segments);
+    const done = ctx.opts.recovered;
+    if (done && this.leftAsRecovered(segments, state)) {
+      return { ...this.finish(segments, state, state.cheap.nextOffset), report: done.report, recoveryPoint: done.recoveryPoint };
+    }
     const tasks = planRecovery(ctx, segments, state);
     const activeResult = recoverSegments(ctx, segments, tasks);
     const tail = state.cheap.tailEnd;
@@ -100,6 +115,20 @@ class LogLoader {
     const active = segments[segments.length - 1];
     if (active) nextOffset = activeResult ? (activeResult.nextOffset ?? active.baseOffset) : state.cheap.nextOffset;
     return this.finish(segments, state, nextOffset);
+  }
+
+  /** The partition is as the load on a worker left it (opts.recovered): nothing was left over, the same segments and log end. */
+  private leftAsRecovered(segments: LogSegment[], state: ShutdownState): boolean {
+    const { report, missingIndexes } = this.ctx;
+    const before = this.ctx.opts.recovered!.report;
+    return (
+      report.tempFilesRemoved.length === 0 &&
+      report.swapsCompleted.length === 0 &&
+      missingIndexes.size === 0 &&
+      segments.length === before.segments &&
+      state.cheap.tailEnd.kind === 'end' &&
+      (segments.length === 0 ? before.logEndOffset === before.logStartOffset : state.cheap.nextOffset === before.logEndOffset)
+    );
   }
 
   /** Log start and end, an empty segment for an empty log (as Kafka), the report's totals. */

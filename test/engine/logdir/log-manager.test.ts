@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Log, LogManager, LogtoolError } from '../../../src/api.js';
 import { fixturePath, makeTempDir, removeTempDirs, requireFixtures, segmentCases, treeSnapshot } from '../../helpers/fixtures.js';
+import { copiesOfPartition } from '../../helpers/logdirs.js';
 
 afterAll(() => removeTempDirs());
 
@@ -64,12 +65,7 @@ async function manyPartitions(n: number): Promise<string> {
   const log = Log.open(first, { config: { segmentBytes: 1024 } });
   for (let i = 0; i < 3; i++) await log.append([value(i)]);
   await log.close();
-  const files = fs.readdirSync(first);
-  for (let i = 1; i < n; i++) {
-    const dir = path.join(logDir, `p-${i}`);
-    fs.mkdirSync(dir);
-    for (const f of files) fs.copyFileSync(path.join(first, f), path.join(dir, f));
-  }
+  copiesOfPartition(first, n);
   // Half the partitions checkpointed at their end, half at 0 (recovered from the start).
   const entries = Array.from({ length: n }, (_, i) => `p ${i} ${i % 2 === 0 ? 3 : 0}\n`);
   fs.writeFileSync(path.join(logDir, 'recovery-point-offset-checkpoint'), `0\n${n}\n${entries.join('')}`);

@@ -15,7 +15,7 @@ import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { Log } from '../engine/log/log.js';
 import { endDanglingTransactions, isLogtoolProducerId } from '../engine/partition-state/log-transaction.js';
-import { scanProducerState } from '../engine/partition-state/isolation.js';
+import { partitionProducerState } from '../engine/partition-state/isolation.js';
 import { DirectoryLock } from '../engine/log/lock.js';
 import { requireWritableCheckpoints } from '../engine/logdir/dir-checkpoints.js';
 import { requireTopicPartition } from '../engine/log/topic-partition.js';
@@ -107,7 +107,7 @@ async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: Lo
 function hasDanglingTransaction(dir: string): boolean {
   const log = Log.openStableSync(dir, { onWarning: () => undefined });
   try {
-    return scanProducerState(log.segments).openTransactions().some((t) => isLogtoolProducerId(t.producerId));
+    return partitionProducerState(log).openTransactions().some((t) => isLogtoolProducerId(t.producerId));
   } finally {
     void log.close();
   }

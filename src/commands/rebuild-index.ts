@@ -25,6 +25,7 @@ import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../engine/segment/segment.js';
 import { rebuildSegmentIndexes, verifySegmentIndexFiles, type IndexDifference, type IndexScanResult } from '../engine/recovery/index-rebuilder.js';
 import { verifySegmentIndexes } from '../engine/recovery/index-verifier.js';
+import { rebuildTxnIndexes } from '../engine/partition-state/txn-index-rebuild.js';
 import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { formatBytes } from './recover.js';
@@ -53,6 +54,8 @@ interface SegmentOutcome {
   differenceCount?: number;
   differences?: IndexDifference[];
   problems?: string[];
+  /** Its `.txnindex` was rewritten from the markers (or, with --verify, differs from them). */
+  txnIndexRebuilt?: true;
 }
 
 /** The partition directory and the segment base offsets the argument names. */
@@ -131,6 +134,9 @@ function processSegments(dir: string, bases: number[], verify: boolean, indexInt
     outcomes.push(outcome);
     if (outcome.invalidTail || outcome.verdict === 'missing' || outcome.verdict === 'invalid') failed = true;
   }
+  // Kafka's recovery rewrites .txnindex too (LogSegment.recover): only where its bytes change.
+  const txn = new Set(rebuildTxnIndexes(realIO, dir, bases, indexIntervalBytes, verify));
+  for (const o of outcomes) if (txn.has(bases[outcomes.indexOf(o)]!)) o.txnIndexRebuilt = true;
   return { outcomes, failed };
 }
 

@@ -38,3 +38,4 @@ export { GroupStateBuilder, type GroupState, type CommittedOffset } from './engi
 export { kafkaJsonText, type KafkaJson } from './engine/format/internal/schema.js';
 export { BrokerLock } from './engine/logdir/broker-lock.js';
 export { LogManager, type LogManagerOptions, type LoadProgressEvent } from './engine/logdir/log-manager.js';
+export type { ScheduleEvent, ScheduleIntervals, ScheduledTaskName } from './engine/logdir/manager-schedule.js';

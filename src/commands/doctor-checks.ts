@@ -14,11 +14,11 @@ import path from 'node:path';
 import { realIO } from '../engine/io.js';
 import { LogtoolError } from '../engine/errors.js';
 import { Log } from '../engine/log/log.js';
-import { verifyLog } from '../engine/recovery/log-verifier.js';
+import { verifyLog, type VerifyProblem } from '../engine/recovery/log-verifier.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey, type OffsetCheckpoint } from '../engine/checkpoint.js';
 import { loadRememberedConfig } from '../engine/log/log-properties.js';
 import type { LogDirEntry } from '../engine/logdir/entries.js';
-import { LEADER_EPOCH_CHECKPOINT, checkLeaderEpochs, readLeaderEpochCheckpoint } from '../engine/partition-state/leader-epochs.js';
+import { LEADER_EPOCH_CHECKPOINT } from '../engine/partition-state/leader-epochs.js';
 import { PRODUCER_SNAPSHOT_SUFFIX, readProducerSnapshot } from '../engine/partition-state/producer-snapshot.js';
 import { committedView } from '../engine/partition-state/isolation.js';
 
@@ -106,6 +106,10 @@ export async function checkPartition(dir: string, topic: string, partition: numb
     const report = verifyLog(log, { onProgress });
     summary.sizeBytes = report.bytes;
     for (const p of report.problems) {
+      if (path.basename(p.file) === LEADER_EPOCH_CHECKPOINT) {
+        findings.push(leaderEpochFinding(dir, p));
+        continue;
+      }
       // Kafka rebuilds a bad index itself; the records are intact: a warning. Anything in the .log is an error.
       const isIndex = /\.(index|timeindex)$/.test(p.file);
       findings.push({ severity: isIndex ? 'warning' : 'error', where: dir, file: p.file, position: p.position, message: `${p.entry !== undefined ? `entry ${p.entry}: ` : ''}${p.message}`, fix: isIndex ? `logtool rebuild-index ${quote(dir)}` : fixRecover });
@@ -116,7 +120,6 @@ export async function checkPartition(dir: string, topic: string, partition: numb
     else if (!state.cleanShutdown && (rp ?? 0) < log.nextOffset) findings.push({ severity: 'note', where: dir, message: `no clean shutdown: Kafka will recover offsets ${rp ?? 0}..${log.nextOffset - 1} when it starts`, fix: fixRecover });
     const ls = state.logStarts.get(key);
     if (ls !== undefined && ls > log.nextOffset) findings.push({ severity: 'warning', where: dir, message: `log-start-offset-checkpoint says ${ls}, beyond the log end offset ${log.nextOffset}`, fix: fixRecover });
-    findings.push(...leaderEpochFindings(dir, log.logStartOffset, log.nextOffset));
     findings.push(...snapshotFindings(dir, log.nextOffset));
     findings.push(...transactionFindings(dir, log, Date.now()));
     findings.push(...retentionFindings(dir, log));
@@ -126,15 +129,12 @@ export async function checkPartition(dir: string, topic: string, partition: numb
   return { findings, summary };
 }
 
-function leaderEpochFindings(dir: string, logStart: number, logEnd: number): Finding[] {
-  const file = path.join(dir, LEADER_EPOCH_CHECKPOINT);
-  if (!realIO.stat(file)) return [];
-  try {
-    return checkLeaderEpochs(readLeaderEpochCheckpoint(realIO, file), { logStart, logEnd }).map((p) => ({ severity: 'warning' as const, where: dir, file, message: `entry ${p.index}: ${p.message}` }));
-  } catch (e) {
-    // Kafka's CheckpointFile refuses a malformed file: the broker cannot load the partition.
-    return [{ severity: 'error', where: dir, file, message: `${e instanceof LogtoolError ? e.message : String(e)}; the broker cannot load the partition with it`, fix: `rm ${quote(file)}  # the broker starts an empty epoch cache and fills it from the batches it recovers` }];
-  }
+/** A leader-epoch-checkpoint problem of verify's report (checkLeaderEpochFile, BatchEpochCheck). */
+function leaderEpochFinding(dir: string, p: VerifyProblem): Finding {
+  const where = `${p.line !== undefined ? `line ${p.line}: ` : ''}${p.message}`;
+  // Kafka's CheckpointFile refuses a malformed file: the broker cannot load the partition.
+  if (p.unreadable) return { severity: 'error', where: dir, file: p.file, message: `${where}; the broker cannot load the partition with it`, fix: `rm ${quote(p.file)}  # the broker starts an empty epoch cache and fills it from the batches it recovers` };
+  return { severity: 'warning', where: dir, file: p.file, message: where };
 }
 
 /**

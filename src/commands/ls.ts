@@ -17,6 +17,7 @@ import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTol
 import { isBrokerLogDir, logDirTarget, type LogDirEntry } from '../engine/logdir/entries.js';
 import { openLog, type WarningCounter } from './shared.js';
 import { cleanupPolicyOf } from './topic-configs.js';
+import { LEADER_EPOCH_CHECKPOINT, readLeaderEpochCheckpoint } from '../engine/partition-state/leader-epochs.js';
 
 interface PartitionRow {
   logDir: string;
@@ -31,6 +32,9 @@ interface PartitionRow {
   lastTimestamp?: Timestamp;
   cleanupPolicy: string;
   cleanShutdown: boolean;
+  /** The latest epoch of leader-epoch-checkpoint (null: no entries) and how many entries it holds. */
+  leaderEpoch?: number | null;
+  leaderEpochEntries?: number;
   needsRecovery?: boolean;
   error?: string;
 }
@@ -62,11 +66,19 @@ async function listPartition(logDir: string, entry: LogDirEntry, recoveryPoints:
     row.sizeBytes = infos.reduce((n, s) => n + s.sizeBytes, 0);
     row.logStartOffset = log.logStartOffset;
     row.logEndOffset = log.nextOffset;
+    const epochs = readLeaderEpochCheckpoint(realIO, path.join(dir, LEADER_EPOCH_CHECKPOINT));
+    row.leaderEpoch = epochs.length > 0 ? epochs[epochs.length - 1]!.epoch : null;
+    row.leaderEpochEntries = epochs.length;
     for (const s of infos) if (s.maxTimestamp !== undefined && (row.lastTimestamp === undefined || s.maxTimestamp > row.lastTimestamp)) row.lastTimestamp = s.maxTimestamp;
     // Kafka recovers from the recovery point (0 without an entry) unless it shut down cleanly; a
     // recovery point below the log end is listed as needing recovery either way.
     const point = rp ?? 0;
     row.needsRecovery = row.logEndOffset > point;
+  } catch (err) {
+    // A malformed leader-epoch-checkpoint: the broker could not load the partition.
+    if (!(err instanceof LogtoolError) || err.kind !== 'corrupt') throw err;
+    row.error = err.describe();
+    counter.count++;
   } finally {
     await log.close();
   }
@@ -94,6 +106,9 @@ async function partitionRows(logDir: string, entries: LogDirEntry[], counter: Wa
   for (const e of entries) rows.push(await listPartition(logDir, e, recoveryPoints, cleanShutdown, counter));
   return rows;
 }
+
+/** The latest leader epoch and the checkpoint's entry count: `78 (33 entries)`, `-` without entries. */
+const epochCell = (r: PartitionRow): string => (r.leaderEpoch === undefined || r.leaderEpoch === null ? '-' : `${r.leaderEpoch} (${r.leaderEpochEntries} entr${r.leaderEpochEntries === 1 ? 'y' : 'ies'})`);
 
 export function lsCommand(): Command {
   return new Command('ls')
@@ -128,10 +143,10 @@ export function lsCommand(): Command {
             await out.line(`${escapeString(l.logDir)}${l.broker ? ' (broker log directory)' : ''}: ${l.partitions.length} partition(s)`);
             const rows = l.partitions.map((r) =>
               r.error !== undefined && r.logEndOffset === undefined
-                ? [r.topic, r.partition, '-', '-', '-', '-', r.recoveryPoint ?? '-', '-', escapeString(r.cleanupPolicy), `error: ${escapeString(r.error)}`]
-                : [r.topic, r.partition, r.segments!, r.sizeBytes!, r.logStartOffset!, r.logEndOffset!, r.recoveryPoint ?? '-', ts(r.lastTimestamp), escapeString(r.cleanupPolicy), r.error !== undefined ? escapeString(r.error) : (r.needsRecovery ? 'yes' : 'no')],
+                ? [r.topic, r.partition, '-', '-', '-', '-', r.recoveryPoint ?? '-', '-', escapeString(r.cleanupPolicy), '-', `error: ${escapeString(r.error)}`]
+                : [r.topic, r.partition, r.segments!, r.sizeBytes!, r.logStartOffset!, r.logEndOffset!, r.recoveryPoint ?? '-', ts(r.lastTimestamp), escapeString(r.cleanupPolicy), epochCell(r), r.error !== undefined ? escapeString(r.error) : (r.needsRecovery ? 'yes' : 'no')],
             );
-            if (rows.length > 0) await out.line(renderTable(['topic', 'partition', 'segments', 'bytes', 'log start', 'log end', 'recovery point', 'last timestamp', 'cleanup policy', 'needs recovery'], rows, out.isTTY));
+            if (rows.length > 0) await out.line(renderTable(['topic', 'partition', 'segments', 'bytes', 'log start', 'log end', 'recovery point', 'last timestamp', 'cleanup policy', 'leader epoch', 'needs recovery'], rows, out.isTTY));
             for (const e of l.others) await out.line(`  ${escapeString(e.name)}${e.isDirectory ? '/' : ''}\t${e.kind}`);
           }
         }

@@ -1,10 +1,30 @@
-/** `logtool segments <dir>`: one row per segment — base offset, size, offsets, timestamps, index entries. */
+/**
+ * `logtool segments <dir>`: one row per segment — base offset, size, offsets, timestamps, index
+ * entries — then the leader epochs of leader-epoch-checkpoint (kafka-format.md §12.3) and the
+ * offsets each covers.
+ */
+import path from 'node:path';
 import { Command } from 'commander';
-import { Output } from '../render/output.js';
+import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import type { Timestamp } from '../engine/format/record-batch.js';
 import { openLog, type WarningCounter } from './shared.js';
+import { LogtoolError } from '../engine/errors.js';
+import { LEADER_EPOCH_CHECKPOINT, leaderEpochRanges, readLeaderEpochCheckpoint } from '../engine/partition-state/leader-epochs.js';
+import type { Log } from '../engine/log/log.js';
+
+/** The epoch ranges of leader-epoch-checkpoint (none without one); a malformed file is a warning (exit 3). */
+function epochRanges(log: Log, counter: WarningCounter): ReturnType<typeof leaderEpochRanges> | null {
+  try {
+    return leaderEpochRanges(readLeaderEpochCheckpoint(log.io, path.join(log.dir, LEADER_EPOCH_CHECKPOINT)), log.nextOffset);
+  } catch (e) {
+    if (!(e instanceof LogtoolError) || e.kind !== 'corrupt') throw e;
+    counter.count++;
+    warn(e.describe());
+    return null;
+  }
+}
 
 export function segmentsCommand(): Command {
   return new Command('segments')
@@ -18,17 +38,19 @@ export function segmentsCommand(): Command {
       const log = openLog(dir, { readOnly: true }, counter);
       try {
         const infos = log.segmentInfos();
+        const epochs = epochRanges(log, counter);
         if (opts.json) {
           for (const s of infos) {
             const exact = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampJson(t));
             await out.json({ ...s, firstTimestamp: exact(s.firstTimestamp), maxTimestamp: exact(s.maxTimestamp) });
           }
-          await out.json({ summary: true, segments: infos.length, logStartOffset: log.logStartOffset, logEndOffset: log.nextOffset, sizeBytes: infos.reduce((n, s) => n + s.sizeBytes, 0) });
+          await out.json({ summary: true, segments: infos.length, logStartOffset: log.logStartOffset, logEndOffset: log.nextOffset, sizeBytes: infos.reduce((n, s) => n + s.sizeBytes, 0), leaderEpochs: epochs });
         } else {
           const ts = (t: Timestamp | undefined) => (t === undefined || t < 0 ? '-' : formatTimestamp(t));
           const rows = infos.map((s) => [s.baseOffset, s.sizeBytes, s.firstOffset ?? '-', s.lastOffset ?? '-', ts(s.firstTimestamp), ts(s.maxTimestamp), s.indexEntries, s.timeIndexEntries]);
           await out.line(renderTable(['base offset', 'bytes', 'first offset', 'last offset', 'first timestamp', 'max timestamp', 'index', 'timeindex'], rows, out.isTTY));
           await out.line(`log start offset ${log.logStartOffset}, log end offset ${log.nextOffset}, ${infos.length} segment(s)`);
+          if (epochs && epochs.length > 0) await out.line(renderTable(['leader epoch', 'start offset', 'end offset (exclusive)'], epochs.map((e) => [e.epoch, e.startOffset, e.endOffset]), out.isTTY));
         }
       } finally {
         await out.flush();

@@ -123,6 +123,8 @@ export function openLog(dir: string, options: LogOptions, counter?: WarningCount
       [r.swapsCompleted.length, 'interrupted swap(s) completed'],
       [r.indexProblems.length, 'index file(s) repaired'],
       [r.tempFilesRemoved.length, 'leftover file(s) removed'],
+      [r.partitionState?.leaderEpochs ? 1 : 0, 'leader-epoch-checkpoint truncated to the log ends'],
+      [r.partitionState?.snapshotsRemoved.length ?? 0, 'producer snapshot(s) beyond the log ends removed'],
     ].filter(([n]) => (n as number) > 0);
     warn(`${dir}: the log was repaired when opened: ${done.map(([n, what]) => `${n} ${what}`).join(', ')}`);
     process.exitCode = 3;

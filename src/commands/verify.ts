@@ -3,7 +3,7 @@
  * for operators and CI. Exit 0 when everything checks out, 3 when anything is wrong.
  */
 import { Command } from 'commander';
-import { verifyLog } from '../engine/recovery/log-verifier.js';
+import { verifyLog, type VerifyProblem } from '../engine/recovery/log-verifier.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, type WarningCounter } from './shared.js';
@@ -17,6 +17,9 @@ interface VerifyOpts extends LogDirOptions {
   progress?: boolean;
 }
 
+/** Where in its file a problem is: a byte, an index entry or a line (leader-epoch-checkpoint). */
+const problemWhere = (p: VerifyProblem): string => (p.position !== undefined ? ` at byte ${p.position}` : p.entry !== undefined ? ` entry ${p.entry}` : p.line !== undefined ? ` line ${p.line}` : '');
+
 /** One partition of a log directory: its verify report as the NDJSON line, a problem when anything is wrong. */
 async function verifyPartition(t: PartitionTarget, opts: VerifyOpts): Promise<PartitionResult> {
   const counter: WarningCounter = { count: 0 };
@@ -25,7 +28,7 @@ async function verifyPartition(t: PartitionTarget, opts: VerifyOpts): Promise<Pa
     const r = verifyLog(log, { deep: opts.deep, skipIndexes: opts.indexes === false, maxProblems: opts.maxProblems });
     const problems = r.problems.length;
     const first = r.problems[0];
-    const note = first && `${problems} problem(s), first ${first.file}${first.position !== undefined ? ` at byte ${first.position}` : first.entry !== undefined ? ` entry ${first.entry}` : ''}: ${first.message}`;
+    const note = first && `${problems} problem(s), first ${first.file}${problemWhere(first)}: ${first.message}`;
     return {
       outcome: problems > 0 || counter.count > 0 ? 'problem' : 'ok',
       fields: { ...r, ok: problems === 0 },
@@ -87,8 +90,7 @@ Examples:
           await out.line(`  segments ${r.segments}, batches ${r.batches}, bytes ${r.bytes}${opts.deep ? `, records ${r.records}` : ''}${opts.indexes === false ? '' : `, index entries ${r.indexEntries}`}`);
           await out.line(`  log start offset ${r.logStartOffset}, log end offset ${r.logEndOffset}`);
           for (const p of r.problems) {
-            const where = p.position !== undefined ? ` at byte ${p.position}` : p.entry !== undefined ? ` entry ${p.entry}` : '';
-            await out.line(`  ${c.red('problem:')} ${p.file}${where}: ${p.message}`);
+            await out.line(`  ${c.red('problem:')} ${p.file}${problemWhere(p)}: ${p.message}`);
           }
           await out.line(problems === 0 ? 'Everything checks out.' : `${problems} problem(s) found${r.problems.length >= opts.maxProblems ? ' (stopped at --max-problems)' : ''}.`);
         }

@@ -62,7 +62,12 @@ function appendRun(dir: string, input: string, killAfterMs?: number, killAfterAc
 async function countsByRun(dir: string, level: 'read_committed' | 'read_uncommitted'): Promise<Map<string, number>> {
   if (!fs.existsSync(dir)) return new Map(); // killed before the directory was made
   const r = await cli('read', dir, '--json', '--isolation-level', level);
-  expect(r.code, r.stderr).toBe(0);
+  // A kill can land mid-write: a read-only reader cannot repair that torn tail, so it says so once
+  // and exits 3, having returned every whole entry before it. Anything else must be a clean exit 0.
+  const tornTail = /^warning: \S+\.log at byte \d+: (entry of \d+ bytes runs past the end of the file \(\d+ bytes left\)|\d+ trailing bytes do not form an entry header)$/;
+  const warnings = r.stderr.split('\n').filter((l) => l !== '');
+  if (r.code === 3) expect(warnings.length === 1 && tornTail.test(warnings[0]!), r.stderr).toBe(true);
+  else expect(r.code, r.stderr).toBe(0);
   const out = new Map<string, number>();
   for (const rec of jsonLines(r.stdout)) {
     const run = String(rec.value).split('-')[0]!;

@@ -18,11 +18,11 @@ afterAll(removeTempDirs);
 const partition = (name = 't-0'): string => path.join(makeTempDir('logtool-append-'), name);
 
 function cli(args: string[], input?: string): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [cliPath, ...args], { input, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+  return spawnSync(process.execPath, [cliPath, ...args], { input, encoding: 'utf8', timeout: 200_000, env: { ...process.env, NO_COLOR: '1' } });
 }
 
 function sh(script: string): SpawnSyncReturns<string> {
-  return spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, LOGTOOL: `${process.execPath} ${cliPath}`, NO_COLOR: '1' } });
+  return spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 200_000, env: { ...process.env, LOGTOOL: `${process.execPath} ${cliPath}`, NO_COLOR: '1' } });
 }
 
 const jsonLines = (text: string): Record<string, unknown>[] =>

@@ -27,7 +27,7 @@ afterAll(removeTempDirs);
 /** Runs the built CLI with stdout as raw bytes (a UTF-8 decode would hide invalid output). */
 function cliBytes(args: string[], env: Record<string, string | undefined> = { NO_COLOR: '1', FORCE_COLOR: undefined }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cliPath, ...args], { encoding: 'buffer', maxBuffer: 64 << 20, timeout: 60_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [cliPath, ...args], { encoding: 'buffer', maxBuffer: 64 << 20, timeout: 200_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       if (err && code === -1) reject(err);
       else resolve({ code, stdout, stderr: stderr.toString('utf8') });
@@ -159,7 +159,7 @@ function onTerminal(args: string[], env: Record<string, string> = {}): { code: n
   const r = spawnSync('script', ['-qec', [process.execPath, cliPath, ...args].map(quote).join(' '), '/dev/null'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: 200_000,
     env: { ...base, ...env },
   });
   return { code: r.status ?? -1, output: r.stdout };

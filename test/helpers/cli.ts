@@ -15,7 +15,9 @@ export interface CliResult {
 const baseEnv = (env: Record<string, string>) => ({ ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, CI: '1', ...env });
 
 /** Runs any program (the CLI via `cli`, a shell pipeline via `sh`); exit code instead of a throw. */
-export function run(file: string, args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliResult> {
+// A guard against hangs, not a timing: a 3-million-record read took over 60 s on a 2-core machine at
+// load 24, so the limit matches vitest's own test limit (240 s).
+export function run(file: string, args: string[], env: Record<string, string> = {}, timeoutMs = 230_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     execFile(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20, env: baseEnv(env) }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;

@@ -14,17 +14,31 @@ afterAll(removeTempDirs);
 
 describe('Output into a pipe', () => {
   it('keeps at most its in-flight limit buffered behind a slow reader, and delivers every line in order', async () => {
-    const file = path.join(makeTempDir(), 'out.txt');
-    // The reader starts 300 ms late, so the writer meets backpressure at once.
-    const child = spawn('sh', ['-c', `sleep 0.3; cat > "${file}"`], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const tmp = makeTempDir();
+    const file = path.join(tmp, 'out.txt');
+    const go = path.join(tmp, 'go');
+    // The reader starts only once told to (not after a fixed delay, which a loaded machine can
+    // outlast before the first write): until then the writer meets backpressure.
+    const child = spawn('sh', ['-c', `while [ ! -e "${go}" ]; do sleep 0.02; done; cat > "${file}"`], { stdio: ['pipe', 'ignore', 'inherit'] });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const out = new Output(child.stdin as unknown as NodeJS.WriteStream);
     const lineCount = 200_000; // ~8 MiB of ASCII, 8× the in-flight limit
     let maxBuffered = 0;
+    // Released once 600 KiB are buffered; also after 10 s, so that an Output that stopped at the
+    // stream's high-water mark fails the assertion below instead of hanging.
+    let released = false;
+    const release = () => {
+      if (!released) fs.writeFileSync(go, '');
+      released = true;
+    };
+    const fallback = setTimeout(release, 10_000);
     for (let i = 0; i < lineCount; i++) {
       await out.line(`${String(i).padStart(10, '0')}${'x'.repeat(30)}`);
       maxBuffered = Math.max(maxBuffered, child.stdin.writableLength);
+      if (maxBuffered > 600 * 1024) release();
     }
+    clearTimeout(fallback);
+    release();
     await out.flush();
     child.stdin.end();
     expect(await exited).toBe(0);

@@ -75,6 +75,8 @@ export function emptyFlushStats(): FlushStats {
 export interface FlushTuning {
   /** How often the thorough flush runs (Kafka: log.flush.offset.checkpoint.interval.ms, 60 s). */
   thoroughFlushIntervalMs?: number;
+  /** The log's owner (a LogManager) runs the flush.ms flusher and the checkpoints: no timer for them here. */
+  ownerSchedules?: boolean;
 }
 
 export const DEFAULT_THOROUGH_FLUSH_INTERVAL_MS = 60_000;
@@ -120,10 +122,11 @@ export class FlushPipeline {
     this.target = target;
     this.config = config;
     this.flushedBytes = target.committedBytes();
-    this.intervalTimer = setInterval(() => this.onInterval(), Math.max(1, config.flushMs));
-    this.intervalTimer.unref();
     this.commitTimer = setInterval(() => this.commitNow(), Math.max(1, config.commitIntervalMs));
     this.commitTimer.unref();
+    if (tuning.ownerSchedules) return;
+    this.intervalTimer = setInterval(() => this.onInterval(), Math.max(1, config.flushMs));
+    this.intervalTimer.unref();
     const thorough = tuning.thoroughFlushIntervalMs ?? DEFAULT_THOROUGH_FLUSH_INTERVAL_MS;
     this.thoroughTimer = setInterval(() => {
       if (!this.failed) void this.flushNow({ commit: false, thorough: true }).catch(() => undefined);

@@ -42,6 +42,11 @@ export class LogMaintenance {
     this.log = log;
   }
 
+  /** A compaction is running. */
+  get compacting(): boolean {
+    return this.cleaning;
+  }
+
   private get busy(): boolean {
     return this.log.isClosed || this.cleaning;
   }

@@ -40,6 +40,11 @@ export interface LogOptions {
    * containing compact; off when absent). See startCleaner.
    */
   cleanerCheckIntervalMs?: number;
+  /**
+   * A LogManager schedules this log's background work (logdir/manager-schedule.ts): the log runs
+   * no flush.ms flusher, no checkpoint timer, no retention or cleaner timer of its own.
+   */
+  scheduledByOwner?: boolean;
 }
 
 /** What Log.open hands the Log it builds. */
@@ -59,4 +64,5 @@ export interface LogInit {
   thoroughFlushIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerCheckIntervalMs?: number;
+  scheduledByOwner?: boolean;
 }

@@ -69,6 +69,8 @@ export class Log {
   private readonly lock: DirectoryLock | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
+  /** A LogManager runs this log's background schedule. */
+  private readonly scheduledByOwner: boolean;
   private readonly onWarning: (w: LogWarning) => void;
   readonly loadReport: LoadReport;
 
@@ -103,6 +105,7 @@ export class Log {
       },
       init.nextOffset,
       init.thoroughFlushIntervalMs,
+      init.scheduledByOwner,
     );
     ({ appender: this.appender, roller: this.roller, flusher: this.flusher, pipeline: this.pipeline } = writeSide);
     const host = { io: this.io, dir: this.dir, config: this.config, segments: this.segmentList };
@@ -116,6 +119,8 @@ export class Log {
         this.flusher.closeRetired(segments, (e) => this.onWarning({ file: this.dir, message: `closing a removed segment failed: ${(e as Error).message}` })),
       warn: (w) => this.onWarning(w),
     });
+    this.scheduledByOwner = init.scheduledByOwner === true;
+    if (this.scheduledByOwner) return; // the owner's schedule replaces the log's own (logdir/manager-schedule.ts)
     if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
     if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && cleanupPolicy(this.config.cleanupPolicy).compact) this.startCleaner(init.cleanerCheckIntervalMs);
   }
@@ -175,6 +180,7 @@ export class Log {
         thoroughFlushIntervalMs: options.thoroughFlushIntervalMs,
         retentionCheckIntervalMs: options.retentionCheckIntervalMs,
         cleanerCheckIntervalMs: options.cleanerCheckIntervalMs,
+        scheduledByOwner: options.scheduledByOwner,
       });
       if (!readOnly) noteWriterOpened(resolved, loaded.markerContent);
       return log;
@@ -311,18 +317,28 @@ export class Log {
   writeLogStartOffset(): void {
     if (!this.topicPartition) return;
     const tp = this.topicPartition;
+    updateDirCheckpoint(this.io, this.logDir, LOG_START_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), this.logStartOffsetToCheckpoint);
+  }
+
+  /** The log-start-offset-checkpoint entry: the log start offset when above the first segment's base, else none. */
+  get logStartOffsetToCheckpoint(): number | undefined {
     const lso = this.logStartOffset;
-    const needed = lso > this.segments[0]!.baseOffset;
-    updateDirCheckpoint(this.io, this.logDir, LOG_START_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), needed ? lso : undefined);
+    return lso > this.segments[0]!.baseOffset ? lso : undefined;
+  }
+
+  /** The owner wrote `offset` as this log's recovery-point-offset-checkpoint entry (logdir/manager-work.ts). */
+  noteRecoveryPointCheckpointed(offset: number): void {
+    this.lastCheckpointedRecoveryPoint = offset;
   }
 
   /**
    * Flushes everything now (write buffer included), then the active indexes and the
    * recovery-point checkpoint: a thorough flush, as on the background interval and on close.
+   * `checkpoint: false` flushes the data only (Kafka's flush(false), the manager's flush.ms task).
    */
-  async flush(): Promise<void> {
+  async flush(opts: { checkpoint?: boolean } = {}): Promise<void> {
     this.ensureWritable();
-    await this.pipeline!.flushNow({ thorough: true });
+    await this.pipeline!.flushNow({ thorough: opts.checkpoint !== false });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -393,11 +409,22 @@ export class Log {
    */
   startRetention(intervalMs = 300_000, onResult?: (r: RetentionReport) => void): void {
     this.ensureWritable();
+    this.refuseOwnSchedule();
     this.maintenance.startRetention(intervalMs, onResult);
   }
 
   stopRetention(): void {
     this.maintenance.stopRetention();
+  }
+
+  /** A log its LogManager schedules takes no timer of its own (no double scheduling). */
+  private refuseOwnSchedule(): void {
+    if (this.scheduledByOwner) throw new LogtoolError('usage', "this log's retention and cleaner run on its LogManager's schedule", { file: this.dir });
+  }
+
+  /** A compaction of this log (foreground or background) is running. */
+  get isCompacting(): boolean {
+    return this.maintenance.compacting;
   }
 
   /** The last error of a background compaction (recorded, never thrown; also sent to onWarning). */
@@ -434,6 +461,7 @@ export class Log {
    */
   startCleaner(intervalMs = 15_000, onResult?: (r: CompactionRound) => void): void {
     this.ensureWritable();
+    this.refuseOwnSchedule();
     this.maintenance.startCleaner(intervalMs, onResult);
   }
 

@@ -37,7 +37,7 @@ export interface WriteSide {
   pipeline: FlushPipeline | undefined;
 }
 
-export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughFlushIntervalMs: number | undefined): WriteSide {
+export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughFlushIntervalMs: number | undefined, ownerSchedules = false): WriteSide {
   const { io, dir, config, readOnly, segments } = host;
   let pipeline: FlushPipeline | undefined;
   const parts = { io, dir, config, readOnly, segments };
@@ -74,7 +74,7 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
         onBackgroundError: (e) => appender.fail(e),
       },
       config,
-      { thoroughFlushIntervalMs },
+      { thoroughFlushIntervalMs, ownerSchedules },
     );
     appender.attach(pipeline);
   }

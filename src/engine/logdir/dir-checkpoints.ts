@@ -71,6 +71,16 @@ export function updateDirCheckpoint(io: FileIO, logDir: string, name: string, ke
 
 /** updateDirCheckpoint without blocking the event loop (rewriteFileAsync: no lock held across an await). */
 export function updateDirCheckpointAsync(io: FileIO, logDir: string, name: string, key: string, offset: number | undefined): Promise<boolean> {
+  return updateDirCheckpointEntriesAsync(io, logDir, name, () => new Map([[key, offset]]));
+}
+
+/**
+ * Sets (undefined: removes) several entries of `<logDir>/<name>` in one rewrite, as Kafka's
+ * LogManager checkpoints a directory's logs together; `entries` is called under the directory's
+ * lock, so it sees the logs as they are when the file is read. Rewrites the file only when an
+ * entry changes; returns whether it did.
+ */
+export function updateDirCheckpointEntriesAsync(io: FileIO, logDir: string, name: string, entries: () => ReadonlyMap<string, number | undefined>): Promise<boolean> {
   const file = path.join(logDir, name);
   return rewriteFileAsync(io, file, (current) => {
     let cp: OffsetCheckpoint;
@@ -79,6 +89,8 @@ export function updateDirCheckpointAsync(io: FileIO, logDir: string, name: strin
     } catch (e) {
       return refuse(e, file);
     }
-    return setOffsetEntry(cp, key, offset) ? formatOffsetCheckpoint(cp) : undefined;
+    let changed = false;
+    for (const [key, offset] of entries()) changed = setOffsetEntry(cp, key, offset) || changed;
+    return changed ? formatOffsetCheckpoint(cp) : undefined;
   });
 }

@@ -8,8 +8,10 @@
  *
  * Loading is synchronous file work on this thread; the pool bounds how many loads are in flight
  * between turns of the event loop, so the result is the same for every pool size.
- * Not here yet (issue 12): the background schedule (retention, flush, checkpoints, cleaner), the
- * descriptor cache (maxOpenFiles), topic configs decoded from `__cluster_metadata`.
+ * A writable manager runs Kafka's background schedule over its logs (manager-schedule.ts decides
+ * when, manager-work.ts does it; the logs run no timers of their own), with each partition's
+ * topic configs by topic-configs.ts's rule in a broker's directory.
+ * Not here yet: the descriptor cache (maxOpenFiles).
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -24,6 +26,9 @@ import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '.
 import { BrokerLock } from './broker-lock.js';
 import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint } from './dir-checkpoints.js';
 import { classifyEntry, isBrokerLogDir, isKafkaEntry, listLogDir, type LogDirEntry } from './entries.js';
+import { ManagerSchedule, type ScheduleEvent, type ScheduleIntervals } from './manager-schedule.js';
+import { ManagerWork } from './manager-work.js';
+import { partitionConfigWith } from './topic-configs.js';
 
 export interface LogManagerOptions {
   /** Open every partition read-only: no lock, nothing changes on disk (default false). */
@@ -39,8 +44,12 @@ export interface LogManagerOptions {
   /** After each partition is loaded: how many of this directory's are done. */
   onProgress?: (p: LoadProgressEvent) => void;
   onWarning?: (w: LogWarning) => void;
-  /** Options passed to every Log.open (recovery knobs, flush intervals …). */
-  logOptions?: Omit<LogOptions, 'readOnly' | 'io' | 'onWarning' | 'config' | 'create'>;
+  /** Options passed to every Log.open (recovery knobs …); the manager schedules each log's background work. */
+  logOptions?: Omit<LogOptions, 'readOnly' | 'io' | 'onWarning' | 'config' | 'create' | 'retentionCheckIntervalMs' | 'cleanerCheckIntervalMs' | 'thoroughFlushIntervalMs' | 'scheduledByOwner'>;
+  /** The background schedule's intervals (writable managers; Kafka's defaults), or false for none (each log then keeps its own flush timers). */
+  schedule?: ScheduleIntervals | false;
+  /** Each scheduled task's result or error (errors also go to onWarning). */
+  onSchedule?: (e: ScheduleEvent) => void;
   io?: FileIO;
 }
 
@@ -91,6 +100,9 @@ export class LogManager {
   private readonly dirs: DirState[];
   private readonly logsByKey = new Map<string, { log: Log; dir: DirState }>();
   private readonly pendingRemovals = new Map<NodeJS.Timeout, () => void>();
+  /** Partitions (tpKey) of a broker's directory whose topic config is unknown: no retention, no compaction. */
+  private readonly unknownConfig = new Set<string>();
+  private schedule: ManagerSchedule | undefined;
   private closed = false;
 
   private constructor(
@@ -115,6 +127,7 @@ export class LogManager {
       const seen = new Map<string, string>();
       const plans = states.map((s) => manager.planDir(s, seen));
       for (let i = 0; i < states.length; i++) await manager.loadDir(states[i]!, plans[i]!, threads);
+      manager.startSchedule();
     } catch (e) {
       await manager.close().catch(() => undefined);
       throw e;
@@ -220,14 +233,47 @@ export class LogManager {
     const { options } = this;
     return Log.open(dir, {
       ...options.logOptions,
+      retentionCheckIntervalMs: undefined,
+      cleanerCheckIntervalMs: undefined,
+      scheduledByOwner: !options.readOnly && options.schedule !== false,
       recovery: { ...options.logOptions?.recovery, directory },
       io: this.io,
       readOnly: options.readOnly ?? false,
       create,
-      config: options.config,
+      config: this.topicConfig(dir),
       rememberConfig: false,
       onWarning: options.onWarning,
     });
+  }
+
+  /**
+   * The configs a writable open gives a partition: in a broker's directory by topic-configs.ts's
+   * rule (unknown: noted, opened with the given ones, never maintained); elsewhere the given ones.
+   */
+  private topicConfig(dir: string): Partial<LogConfig> | undefined {
+    const given = this.options.config;
+    const tp = parseTopicPartition(dir);
+    if (this.options.readOnly || !tp) return given;
+    const pc = partitionConfigWith(this.io, dir, tp.topic, given ?? {});
+    if (!('skip' in pc)) return pc.broker ? pc.config : given;
+    this.unknownConfig.add(tpKey(tp.topic, tp.partition));
+    return given;
+  }
+
+  /** Starts the background schedule of a writable manager (none when `schedule` is false). */
+  private startSchedule(): void {
+    const { options } = this;
+    if (options.readOnly || options.schedule === false) return;
+    const work = new ManagerWork({
+      io: this.io,
+      managed: () => (this.closed ? [] : [...this.logsByKey].map(([key, { log }]) => ({ log, key, configKnown: !this.unknownConfig.has(key) }))),
+      warn: (w) => options.onWarning?.(w),
+    });
+    this.schedule = new ManagerSchedule(work, options.schedule ?? {}, (e) => {
+      if ('error' in e) options.onWarning?.({ file: this.logDirs.join(', '), message: `scheduled ${e.task} failed: ${(e.error as Error).message}` });
+      options.onSchedule?.(e);
+    });
+    this.schedule.start();
   }
 
   /** The log directories, in the order given. */
@@ -282,6 +328,7 @@ export class LogManager {
     const { log, dir } = held;
     await log.close();
     this.logsByKey.delete(key);
+    this.unknownConfig.delete(key);
     const name = path.basename(log.dir);
     dir.partitions.delete(name);
     const doomed = path.join(dir.dir, deleteDirName(topic, partition));
@@ -307,13 +354,15 @@ export class LogManager {
   }
 
   /**
-   * Closes every log (each writes its checkpoints; the last of a directory writes the marker when
-   * the directory is consistent), removes partitions waiting for deletion, releases the locks.
-   * The first failure is the one reported, after everything was closed.
+   * Stops the schedule and waits for a task in progress, then closes every log (each writes its
+   * checkpoints; the last of a directory writes the marker when the directory is consistent),
+   * removes partitions waiting for deletion, releases the locks. Nothing stays scheduled. The
+   * first failure is the one reported, after everything was closed.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.schedule?.stop();
     let firstError: unknown;
     for (const { log } of this.logsByKey.values()) {
       try {

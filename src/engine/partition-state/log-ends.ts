@@ -13,6 +13,13 @@
  *
  * The checkpoint is rewritten atomically (tmp + fsync + rename + directory fsync) and only when
  * its entries change; nothing is written or removed in a dry run.
+ *
+ * Every writable open follows the ends too (onLoad), as Kafka's LogLoader truncates the epoch
+ * cache from the end and from the checkpointed start and drops out-of-range snapshots on every
+ * load: a crash between a command's log change and these writes leaves a state the next open
+ * finishes. One difference: on load an entry starting exactly at the log end stays (a leader's
+ * fresh epoch with nothing written yet; Kafka drops it and re-assigns it when it leads again,
+ * which logtool never does), so only entries beyond the end go.
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
@@ -63,7 +70,7 @@ export interface PartitionStateChange {
  * Truncates the partition's leader-epoch checkpoint and removes its producer snapshots beyond
  * `ends`, as Kafka does when the log's ends move. Returns what changed; a dry run changes nothing.
  */
-export function followLogEnds(io: FileIO, dir: string, ends: LogEnds, opts: { dryRun?: boolean } = {}): PartitionStateChange {
+export function followLogEnds(io: FileIO, dir: string, ends: LogEnds, opts: { dryRun?: boolean; onLoad?: boolean } = {}): PartitionStateChange {
   const { logStartOffset: start, logEndOffset: end } = ends;
   const change: PartitionStateChange = { snapshotsRemoved: [] };
   const file = path.join(dir, LEADER_EPOCH_CHECKPOINT);
@@ -74,7 +81,7 @@ export function followLogEnds(io: FileIO, dir: string, ends: LogEnds, opts: { dr
     change.problem = `${LEADER_EPOCH_CHECKPOINT} left unchanged: ${(e as Error).message}`;
   }
   let after = before;
-  if (end !== undefined) after = truncateEpochsFromEnd(after, end);
+  if (end !== undefined) after = truncateEpochsFromEnd(after, opts.onLoad ? end + 1 : end);
   if (start !== undefined) after = truncateEpochsFromStart(after, start);
   if (!sameEntries(before, after)) {
     change.leaderEpochs = { file, before, after };

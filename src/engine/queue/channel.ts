@@ -4,7 +4,11 @@
  *
  * - A put transaction stages records in memory and appends them as ONE record batch on commit:
  *   a batch is all-or-nothing on disk (recovery truncates a torn batch whole), so a crash never
- *   leaves half a transaction. Rollback discards the staged records.
+ *   leaves half a transaction. A commit too large for one batch (max.message.bytes) is a logtool
+ *   transaction instead (partition-state/log-transaction.ts, as `append --transaction`):
+ *   transactional batches, made durable, then a COMMIT marker; takes read as a read_committed
+ *   consumer, so they see all of such a commit or none of it, and Channel.open ends a transaction
+ *   a crash left open (ABORT). Rollback discards the staged records.
  * - A take transaction hands out records after the group's committed position. Commit persists
  *   the position after the last record taken; rollback leaves it, so the same records are taken
  *   again (by the next take transaction, or after a crash and reopen: at-least-once delivery).
@@ -27,8 +31,11 @@
  */
 import { LogtoolError } from '../errors.js';
 import type { AppendOptions, AppendResult, Log } from '../log/log.js';
-import { encodeBatch, type LogRecord, type RecordInput } from '../format/record-batch.js';
+import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import { ConsumerPositions, validateGroupName } from './consumer-positions.js';
+import { endDanglingTransactions } from '../partition-state/log-transaction.js';
+import { scanProducerState } from '../partition-state/isolation.js';
+import { MARKER_BATCH_BYTES, commitAsTransaction, splitIntoBatches } from './put-batches.js';
 
 export interface ChannelOptions {
   /** Consumer group whose committed position is the take cursor. */
@@ -132,6 +139,12 @@ export class Channel {
   /** Committed take position (next offset to take), kept in step with the checkpoint. */
   private takePosition: number;
   private takeOpen = false;
+  /**
+   * Whether the log may hold transactions (any transactional batch when the channel was made, or
+   * a put commit of several batches since): takes then read as read_committed, which scans the
+   * producer state per read-ahead refill; a log without any is read plainly.
+   */
+  private readCommitted: boolean;
   /** Put commits queue here so they append in commit() order. */
   private putChain: Promise<void> = Promise.resolve();
   private readonly waiters = new Set<() => void>();
@@ -156,6 +169,17 @@ export class Channel {
     this.positions = new ConsumerPositions(log);
     // Below the log start restarts at the start; beyond the readable end (a lost tail) at the end.
     this.takePosition = this.positions.resumePosition(this.group).offset;
+    this.readCommitted = [...scanProducerState(log.segments).producers.values()].some((p) => p.coordinatorEpoch >= 0 || p.txnFirst >= 0);
+  }
+
+  /**
+   * A channel whose log a crash left with an open logtool transaction (a put commit of several
+   * batches cut short) first ends it with an ABORT marker, so takes are not held at it.
+   */
+  static async open(log: Log, options: ChannelOptions): Promise<Channel> {
+    const channel = new Channel(log, options);
+    await endDanglingTransactions(log);
+    return channel;
   }
 
   private ensureOpen(): void {
@@ -273,10 +297,14 @@ export class Channel {
   }
 
   private async commitPut(records: readonly RecordInput[]): Promise<AppendResult> {
-    // Encoded here (at offset 0; the log rewrites the base offset) to know the exact batch size.
-    const batch = encodeBatch(records, { baseOffset: 0, compression: this.appendOptions.compression, logAppendTime: this.appendOptions.logAppendTime });
-    if (batch.length > this.capacityBytes) {
-      throw new LogtoolError('too-large', `put transaction of ${batch.length} bytes can never fit the channel's capacityBytes (${this.capacityBytes})`, { file: this.log.dir });
+    // Encoded here (at offset 0; the log rewrites the base offset) to know the exact batch sizes.
+    const chunks = splitIntoBatches(records, { ...this.appendOptions, maxMessageBytes: this.log.config.maxMessageBytes });
+    const batch = chunks.length === 1 ? chunks[0]!.batch : undefined;
+    // Several batches: a transaction, whose COMMIT marker takes one more offset and batch.
+    const bytes = chunks.reduce((n, c) => n + c.batch.length, 0) + (batch ? 0 : MARKER_BATCH_BYTES);
+    const offsets = records.length + (batch ? 0 : 1);
+    if (bytes > this.capacityBytes) {
+      throw new LogtoolError('too-large', `put transaction of ${bytes} bytes can never fit the channel's capacityBytes (${this.capacityBytes})`, { file: this.log.dir });
     }
     const prev = this.putChain;
     let release!: () => void;
@@ -287,19 +315,23 @@ export class Channel {
       const deadline = Date.now() + this.keepAliveMs;
       for (;;) {
         this.ensureOpen();
-        const roomRecords = this.sizeRecords() + records.length <= this.capacity;
-        const roomBytes = this.sizeBytes() + batch.length <= this.capacityBytes;
+        const roomRecords = this.sizeRecords() + offsets <= this.capacity;
+        const roomBytes = this.sizeBytes() + bytes <= this.capacityBytes;
         if (roomRecords && roomBytes) break;
         const left = deadline - Date.now();
         if (left <= 0) {
           const why = !roomRecords
-            ? `${this.sizeRecords()} of ${this.capacity} records are in the channel and ${records.length} more do not fit`
-            : `${this.sizeBytes()} of ${this.capacityBytes} bytes are in the channel and ${batch.length} more do not fit`;
+            ? `${this.sizeRecords()} of ${this.capacity} records are in the channel and ${offsets} more do not fit`
+            : `${this.sizeBytes()} of ${this.capacityBytes} bytes are in the channel and ${bytes} more do not fit`;
           throw new LogtoolError('too-large', `channel is full: ${why}; no take freed room within keepAliveMs (${this.keepAliveMs})`, { file: this.log.dir });
         }
         await this.waitForChange(Math.min(left, POLL_INTERVAL_MS * 5));
       }
-      pending = this.log.appendEncoded(batch, this.appendOptions);
+      if (batch) pending = this.log.appendEncoded(batch, this.appendOptions);
+      else {
+        this.readCommitted = true;
+        await (pending = commitAsTransaction(this.log, chunks.map((c) => c.records), this.appendOptions.compression)); // the next commit appends after its marker
+      }
     } finally {
       release();
     }
@@ -331,7 +363,8 @@ export class Channel {
         this.ensureOpen();
         if (next < this.log.logStartOffset) next = this.log.logStartOffset;
         if (next >= this.positions.logEndOffset()) return undefined;
-        ahead = [...this.log.read({ fromOffset: next, maxRecords: Math.min(READ_AHEAD_RECORDS, this.transactionCapacity - taken) })].reverse();
+        // read_committed: a put commit of several batches is seen whole once its marker is there.
+        ahead = [...this.log.read({ fromOffset: next, maxRecords: Math.min(READ_AHEAD_RECORDS, this.transactionCapacity - taken), isolationLevel: this.readCommitted ? 'read_committed' : 'read_uncommitted' })].reverse();
         if (ahead.length === 0) return undefined;
       }
       const r = ahead.pop()!;

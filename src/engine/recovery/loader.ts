@@ -128,8 +128,11 @@ class LogLoader {
     report.logStartOffset = logStartOffset;
     report.logEndOffset = nextOffset;
     report.segments = segments.length;
-    // The end moved: Kafka's loader truncates leader epochs and producer snapshots to it.
-    if (report.truncated.length > 0 || report.segmentsDropped.length > 0) report.partitionState = followLogEnds(io, opts.dir, { logEndOffset: nextOffset }, { dryRun });
+    // Kafka's loader truncates leader epochs and producer snapshots to the log's ends: by its
+    // rule where this open cut the end, else (onLoad) whatever a crash left beyond the ends.
+    const cut = report.truncated.length > 0 || report.segmentsDropped.length > 0;
+    const followed = followLogEnds(io, opts.dir, { logEndOffset: nextOffset, logStartOffset: state.checkpointedStart === undefined ? undefined : Math.min(state.checkpointedStart, nextOffset) }, { dryRun, onLoad: !cut });
+    if (cut || changedPartitionState(followed)) report.partitionState = followed;
     report.repaired =
       report.truncated.length > 0 ||
       report.segmentsDropped.length > 0 ||

@@ -1,7 +1,8 @@
 /**
  * A read-only check of a whole partition directory, for operators and CI: every entry's size,
  * magic and CRC, offsets increasing within and across segments, every index entry against the
- * `.log`, and (deep) every record decoded — decompression and Kafka's record-level validation.
+ * `.log`, and (deep) every record decoded — decompression and Kafka's record-level validation;
+ * the leader-epoch checkpoint, and every batch's partition leader epoch against it.
  * It changes nothing and takes no lock, so it runs beside a writer or a broker; what it reports
  * is what `recover` would repair or what Kafka would reject.
  */
@@ -12,12 +13,16 @@ import { verifySegmentIndexes } from './index-verifier.js';
 import { entryRecords } from '../format/entry-records.js';
 import { indexFileProblems } from './index-sanity.js';
 import { TXN_INDEX_SUFFIX, segmentFileName } from '../segment/segment.js';
+import { BatchEpochCheck, checkLeaderEpochFile } from '../partition-state/leader-epochs.js';
 
 export interface VerifyProblem {
   file: string;
-  /** Byte position in the file, or the index entry number for index files. */
+  /** Byte position in the file, or the index entry number for index files, or the line of a text file. */
   position?: number;
   entry?: number;
+  line?: number;
+  /** A text file that does not parse at all (leader-epoch-checkpoint). */
+  unreadable?: boolean;
   message: string;
 }
 
@@ -61,6 +66,10 @@ export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
     if (report.problems.length < maxProblems) report.problems.push(p);
     return report.problems.length < maxProblems;
   };
+  // leader-epoch-checkpoint: its entries, then (below) every batch against them.
+  const epochs = checkLeaderEpochFile(log.io, log.dir, { logStart: log.logStartOffset, logEnd: log.nextOffset });
+  for (const p of epochs.problems) if (!add(p)) return report;
+  const epochCheck = new BatchEpochCheck(epochs.entries, epochs.file);
   const total = log.segments.reduce((n, s) => n + s.size, 0);
   let done = 0;
   let prevLast = -1;
@@ -76,6 +85,8 @@ export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
       report.batches++;
       report.bytes += e.size;
       prevLast = e.lastOffset;
+      const epochProblem = e.header && epochCheck.check({ baseOffset: e.baseOffset, lastOffset: e.lastOffset, partitionLeaderEpoch: e.header.partitionLeaderEpoch, logFile: seg.logPath, position: e.position });
+      if (epochProblem && !add(epochProblem)) return report;
       if (opts.deep) {
         try {
           // One record at a time: a batch of millions of records is counted, never held.

@@ -4,37 +4,8 @@
  * round runs, and stop() waits for the round in progress.
  */
 import { describe, expect, it } from 'vitest';
-import { PeriodicTask, type ScheduleClock } from '../../../src/engine/cleaner/periodic-task.js';
-
-class FakeClock implements ScheduleClock {
-  now = 1_000;
-  private timers: { at: number; fn: () => void; live: boolean }[] = [];
-  nowMs(): number {
-    return this.now;
-  }
-  setTimer(fn: () => void, delayMs: number): () => void {
-    const t = { at: this.now + delayMs, fn, live: true };
-    this.timers.push(t);
-    return () => {
-      t.live = false;
-    };
-  }
-  get armed(): number {
-    return this.timers.filter((t) => t.live).length;
-  }
-  /** Moves time forward, firing due timers in order. */
-  advance(ms: number): void {
-    const end = this.now + ms;
-    for (;;) {
-      const due = this.timers.filter((t) => t.live && t.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      due.live = false;
-      this.now = Math.max(this.now, due.at);
-      due.fn();
-    }
-    this.now = end;
-  }
-}
+import { PeriodicTask } from '../../../src/engine/cleaner/periodic-task.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
 
 describe('PeriodicTask', () => {
   it('runs each round when it is due, at a fixed cadence, and reports results', () => {

@@ -5,7 +5,7 @@
  * that a command's own handler runs with an injected file-I/O layer.
  */
 import { Command, CommanderError } from 'commander';
-import { LogtoolError, ExitCode } from './engine/errors.js';
+import { LogtoolError, ExitCode, InvalidArgumentError } from './engine/errors.js';
 import { colourLevel } from './render/colour-level.js';
 import { clearStderrLine } from './render/stderr-line.js';
 import { commandSpecs, specForArgv, type CommandSpec } from './commands/registry.js';
@@ -121,6 +121,7 @@ export function buildProgram(options: { json?: boolean; loaded?: readonly Comman
   // A writing command holds its log directory's broker lock for its whole run (commands/broker-lock.ts,
   // loaded only when a command runs).
   program.hook('preAction', async (_program, action) => {
+    actionCommand = action;
     brokerLocks ??= await import('./commands/broker-lock.js');
     await brokerLocks.lockForCommand(action);
   });
@@ -171,6 +172,16 @@ function capture(stream: NodeJS.WriteStream, sink: (text: string) => void): () =
   };
 }
 
+/** The command whose action runs: its flags name the options of the engine's InvalidArgumentErrors. */
+let actionCommand: Command | undefined;
+
+/** An engine error about options the command took from flags, as a usage error naming the flags (loaded only then). */
+async function namingFlags(err: unknown): Promise<unknown> {
+  if (!(err instanceof InvalidArgumentError) || !actionCommand) return err;
+  const { withFlagNames, givenFlags } = await import('./commands/flag-errors.js');
+  return withFlagNames(err, givenFlags(actionCommand));
+}
+
 /**
  * Runs one command line (argv without `node cli.js`) and returns its exit code. Never calls
  * process.exit; process.exitCode is left as it was (commands set it while they run).
@@ -189,8 +200,9 @@ export async function runCli(argv: string[], streams: CliStreams = {}): Promise<
     await buildProgram({ json, loaded }).parseAsync(argv, { from: 'user' });
     code = Number(process.exitCode ?? 0);
   } catch (err) {
-    code = report(err, debug, json);
+    code = report(await namingFlags(err), debug, json);
   } finally {
+    actionCommand = undefined;
     await brokerLocks?.releaseCommandLock();
     restoreOut?.();
     restoreErr?.();

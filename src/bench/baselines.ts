@@ -13,6 +13,8 @@
  *   durable batched append).
  * - raw-read-crc: the data set's `.log` files read in 1 MiB chunks, each batch's CRC-32C checked
  *   (the bound of a scan).
+ * - raw-append-per-record-async: one awaited async call per 100 B record copying it into the
+ *   64 KiB buffer, written when full (the bound of appending one record at a time).
  * - raw-random-read: pread of one whole batch at a random batch position, CRC-32C checked (the
  *   bound of an offset lookup).
  */
@@ -67,6 +69,51 @@ async function rawWrite(ctx: BenchContext, valueBytes: number, records: number):
   fs.rmSync(path.join(ctx.dir, 'warmup.dat'));
   const r = run(path.join(ctx.dir, 'raw.dat'), records, true);
   return { records: r.records, bytes: r.records * valueBytes, seconds: r.seconds, latenciesMs: lat, opUnit: '64 KiB write', extra: { valueBytes } };
+}
+
+/**
+ * One awaited async call per 100 B record that copies it into the 64 KiB buffer, written when
+ * full: the bound of appending one record at a time (append([record]) awaited each time).
+ */
+async function rawAppendPerRecordAsync(ctx: BenchContext): Promise<ScenarioResult> {
+  const value = payload(100);
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  const fd = fs.openSync(path.join(ctx.dir, 'raw.dat'), 'w');
+  const lat = new LatencyRecorder();
+  let filePos = 0;
+  let pos = 0;
+  const append = async (v: Buffer): Promise<void> => {
+    if (pos + 4 + v.length > CHUNK_BYTES) {
+      fs.writeSync(fd, chunk, 0, pos, filePos);
+      filePos += pos;
+      pos = 0;
+    }
+    chunk.writeInt32BE(v.length, pos);
+    chunk.set(v, pos + 4);
+    pos += 4 + v.length;
+  };
+  try {
+    for (let i = 0; i < 100_000; i++) await append(value); // warm-up
+    let done = 0;
+    const t0 = nowMs();
+    let opStart = t0;
+    while (done < ctx.records) {
+      await append(value);
+      if ((++done & 1023) === 0) {
+        const t = nowMs();
+        lat.record(t - opStart);
+        opStart = t;
+        if ((done & 0xffff) === 0) {
+          ctx.progress(done / ctx.records);
+          if (t > t0 + ctx.durationMs) break;
+        }
+      }
+    }
+    const seconds = (nowMs() - t0) / 1000;
+    return { records: done, bytes: done * 100, seconds, latenciesMs: lat, opUnit: '1024 awaited calls' };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**
@@ -262,6 +309,7 @@ function hopCost(name: string, synchronous: string, description: string, run: Be
 export const baselines: BenchScenario[] = [
   { name: 'raw-write-100B', baseline: true, description: '100 B length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 100, ctx.records) },
   { name: 'raw-write-1KiB', baseline: true, description: '1 KiB length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 1024, kibRecords(ctx)) },
+  { name: 'raw-append-per-record-async', baseline: true, description: 'one awaited async call per 100 B record into the 64 KiB buffer, fs.writeSync when full', run: rawAppendPerRecordAsync },
   { name: 'raw-write-fdatasync', baseline: true, description: 'write one 100 B record + fdatasync, repeated', run: (ctx) => rawWriteFdatasync(ctx) },
   hopCost('raw-write-fdatasync-async', 'raw-write-fdatasync', 'write one 100 B record + fs.fdatasync through the thread pool, repeated', (ctx) => rawWriteFdatasync(ctx, true)),
   { name: 'raw-fdatasync-per-1000', baseline: true, description: '1000 records through the 64 KiB buffer, then fdatasync', run: (ctx) => rawFdatasyncPer1000(ctx) },

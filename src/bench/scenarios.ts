@@ -236,6 +236,15 @@ export const benchScenarios: BenchScenario[] = [
     ratioMetric: 'recordsPerSec',
     run: (ctx) => appendThroughput(ctx, 'buffered', 100, 50, ctx.records),
   },
+  b('raw-append-per-record-async'),
+  {
+    name: 'append-per-record-async',
+    description: 'async mode, 100 B records, one awaited append([record]) at a time (a batch and its CRC each)',
+    baselineName: 'raw-append-per-record-async',
+    ratioMetric: 'recordsPerSec',
+    target: { ratioAtLeast: 0.15 },
+    run: (ctx) => appendThroughput(ctx, 'async', 100, 1, ctx.records),
+  },
   b('raw-write-1KiB'),
   {
     name: 'async-append-1KiB',

@@ -5,11 +5,8 @@
  * leaves no directory it created, and a one-record append says so when stdin held data it did not read.
  */
 import path from 'node:path';
-import { LogtoolError } from '../engine/errors.js';
-import { realIO } from '../engine/io.js';
-import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, removeQuietly, tpKey } from '../engine/checkpoint.js';
-import { readDirCheckpoint, updateDirCheckpoint } from '../engine/logdir/dir-checkpoints.js';
-import { parseTopicPartition } from '../engine/log/topic-partition.js';
+import { LogtoolError, realIO } from '../api/format.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, removeQuietly, tpKey, readDirCheckpoint, updateDirCheckpoint, parseTopicPartition } from '../inspect/log.js';
 
 /** How long a one-record append waits to see whether a pipe on stdin holds data. */
 const STDIN_PEEK_MS = 100;

@@ -4,12 +4,10 @@
  * once it is acknowledged under the flush mode.
  */
 import { Command, Option } from 'commander';
-import type { Log } from '../engine/log/log.js';
-import { LogTransaction } from '../engine/partition-state/log-transaction.js';
-import { LogtoolError } from '../engine/errors.js';
-import { realIO } from '../engine/io.js';
-import { parseCompression, compressionNames } from '../engine/format/compression.js';
-import type { RecordHeader, RecordInput, Timestamp } from '../engine/format/record-batch.js';
+import type { Log } from '../api/log.js';
+import { LogTransaction } from '../inspect/transactions.js';
+import { LogtoolError, realIO, type RecordHeader, type RecordInput, type Timestamp } from '../api/format.js';
+import { parseCompression, compressionNames } from '../inspect/format.js';
 import { Output } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
 import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';

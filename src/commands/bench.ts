@@ -4,13 +4,12 @@
  * percentiles, peak RSS and each scenario's ratio to its baseline. Ratios are what to judge.
  */
 import { Command } from 'commander';
-import { LogtoolError } from '../engine/errors.js';
+import { LogtoolError, realIO } from '../api/format.js';
 import { benchScenarios } from '../bench/scenarios.js';
 import { describeTarget, runBench, DEFAULT_DURATION_MS, DEFAULT_RECORDS, type BenchReport } from '../bench/runner.js';
 import { compareReports, readSavedReport, type ComparisonRow } from '../bench/compare.js';
 import { renderReportHtml } from '../bench/report-html.js';
-import { writeFileAtomic } from '../engine/checkpoint.js';
-import { realIO } from '../engine/io.js';
+import { writeFileAtomic } from '../inspect/log.js';
 import { Output } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { renderTable } from '../render/table.js';

@@ -6,10 +6,10 @@
  */
 import path from 'node:path';
 import type { Command } from 'commander';
-import { realIO } from '../engine/io.js';
-import { BrokerLock } from '../engine/logdir/broker-lock.js';
-import { classifyEntry, isBrokerLogDir } from '../engine/logdir/entries.js';
-import { LOG_SUFFIX } from '../engine/segment/segment-files.js';
+import { realIO } from '../api/format.js';
+import { BrokerLock } from '../api/logdir.js';
+import { classifyEntry, isBrokerLogDir } from '../inspect/logdir.js';
+import { LOG_SUFFIX } from '../inspect/format.js';
 
 type Opts = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * files released — but an error from closing (a checkpoint's `.tmp` on the same full disk) must not
  * replace the error that stopped the work.
  */
-import type { Log } from '../engine/log/log.js';
+import type { Log } from '../api/log.js';
 
 export async function closeAfter<T>(log: Log, work: () => T | Promise<T>): Promise<T> {
   let result: T;

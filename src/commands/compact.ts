@@ -13,20 +13,17 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { Log } from '../engine/log/log.js';
-import { InvalidArgumentError, LogtoolError } from '../engine/errors.js';
-import type { CleanProgress, CleanReport } from '../engine/cleaner/cleaner.js';
-import type { CompactionSchedule } from '../engine/cleaner/schedule.js';
-import { KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../engine/cleaner/cleaner.js';
-import { cleanupPolicy } from '../engine/config.js';
+import { Log, type LogConfig } from '../api/log.js';
+import { LogtoolError } from '../api/format.js';
+import { withFlagNames } from './flag-errors.js';
+import { type CleanProgress, type CleanReport, KeylessRecordsError, DEFAULT_CLEANER_MEMORY_BYTES } from '../inspect/cleaner.js';
+import { type CompactionSchedule, cleanupPolicy, parseTopicPartition } from '../inspect/log.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions, openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes } from './recover.js';
 import { closeAfter } from './close-after.js';
 import { warn } from '../render/output.js';
-import type { LogConfig } from '../engine/config.js';
-import { parseTopicPartition } from '../engine/log/topic-partition.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 import { addConfigOption, effectiveConfig, partitionConfig, type ConfigSource } from './topic-configs.js';
 
@@ -98,7 +95,7 @@ Examples:
       });
     } catch (caught) {
       progress.stop();
-      const e = withFlagNames(caught);
+      const e = withCleanerFlags(caught);
       if (opts.json && e instanceof LogtoolError) {
         await out.json({ ok: false, error: { kind: e.kind, message: e.message, file: e.file, position: e.position }, ...(e instanceof KeylessRecordsError ? { keylessRecords: e.count, firstOffsets: e.firstOffsets, files: e.files } : {}) });
         await out.flush();
@@ -171,7 +168,7 @@ async function compactPartition(t: PartitionTarget, opts: CompactOpts): Promise<
   try {
     r = await compactOn(t.dir, t.topic, opts, () => {}, true);
   } catch (e) {
-    throw withFlagNames(e);
+    throw withCleanerFlags(e);
   }
   if ('skipped' in r) return { outcome: 'skipped', fields: { skipped: true }, cells: [], note: r.skipped };
   const { report, schedule } = r;
@@ -188,11 +185,7 @@ async function compactPartition(t: PartitionTarget, opts: CompactOpts): Promise<
 const FLAG_OF_OPTION: Readonly<Record<string, string>> = { maxMemoryBytes: '--max-memory', offsetMapBytes: '--offset-map-bytes' };
 
 /** An engine error about cleaner options, as a usage error naming the flags the user gave. */
-function withFlagNames(e: unknown): unknown {
-  if (!(e instanceof InvalidArgumentError) || !e.options.every((o) => FLAG_OF_OPTION[o])) return e;
-  const message = e.options.reduce((m, o) => m.split(o).join(FLAG_OF_OPTION[o]!), e.message);
-  return new LogtoolError('usage', message, { file: e.file, position: e.position }, { cause: e });
-}
+const withCleanerFlags = (e: unknown): unknown => withFlagNames(e, (o) => FLAG_OF_OPTION[o]);
 
 function describeProgress(dir: string, p: CleanProgress): string {
   const what = p.phase === 'scan' ? 'checking' : p.phase === 'map' ? 'mapping keys of' : 'cleaning';

@@ -19,13 +19,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { Chalk } from 'chalk';
 import { Command } from 'commander';
-import { ConsumerPositions, validateGroupName } from '../engine/queue/consumer-positions.js';
-import { LogtoolError } from '../engine/errors.js';
+import { ConsumerPositions } from '../api/queue.js';
+import { validateGroupName } from '../inspect/queue.js';
+import { LogtoolError, type LogRecord } from '../api/format.js';
 import { Output, colours, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
-import type { LogRecord } from '../engine/format/record-batch.js';
 import { recordJson, recordText } from './read.js';
-import { committedView } from '../engine/partition-state/isolation.js';
+import { committedView } from '../inspect/log.js';
 import { openLog, parseEncoding, parseInteger, type WarningCounter } from './shared.js';
 
 interface ConsumeOpts {

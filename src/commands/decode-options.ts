@@ -6,8 +6,8 @@
  * `read --decode offsets|transactions|metadata`.
  */
 import { Option, type Command } from 'commander';
-import { LogtoolError } from '../engine/errors.js';
-import { INTERNAL_TOPIC_KINDS, internalTopicOf, type InternalTopicKind } from '../engine/format/internal/topics.js';
+import { LogtoolError } from '../api/format.js';
+import { INTERNAL_TOPIC_KINDS, internalTopicOf, type InternalTopicKind } from '../inspect/topic-names.js';
 
 export interface DecoderFlags {
   offsetsDecoder?: boolean;

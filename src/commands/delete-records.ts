@@ -7,9 +7,9 @@
  * Exit codes: 0 done, 1 failure (N beyond the log end offset), 2 usage.
  */
 import { Command } from 'commander';
-import { Log } from '../engine/log/log.js';
-import { LogtoolError } from '../engine/errors.js';
-import type { RetentionReport } from '../engine/cleaner/types.js';
+import { Log } from '../api/log.js';
+import { LogtoolError } from '../api/format.js';
+import type { RetentionReport } from '../inspect/log.js';
 import { closeAfter } from './close-after.js';
 import { Output } from '../render/output.js';
 import { openLog, parseInteger, type WarningCounter } from './shared.js';

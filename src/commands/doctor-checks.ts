@@ -11,16 +11,11 @@
  * is and, where one exists, the command that fixes it.
  */
 import path from 'node:path';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { Log } from '../engine/log/log.js';
-import { verifyLog, type VerifyProblem } from '../engine/recovery/log-verifier.js';
-import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey, type OffsetCheckpoint } from '../engine/checkpoint.js';
-import { loadRememberedConfig } from '../engine/log/log-properties.js';
-import type { LogDirEntry } from '../engine/logdir/entries.js';
-import { LEADER_EPOCH_CHECKPOINT } from '../engine/partition-state/leader-epochs.js';
-import { PRODUCER_SNAPSHOT_SUFFIX, readProducerSnapshot } from '../engine/partition-state/producer-snapshot.js';
-import { committedView } from '../engine/partition-state/isolation.js';
+import { realIO, LogtoolError } from '../api/format.js';
+import { Log, LEADER_EPOCH_CHECKPOINT, readProducerSnapshot } from '../api/log.js';
+import { verifyLog, type VerifyProblem } from '../api/verify.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpoint, tpKey, type OffsetCheckpoint, loadRememberedConfig, PRODUCER_SNAPSHOT_SUFFIX, committedView } from '../inspect/log.js';
+import type { LogDirEntry } from '../inspect/logdir.js';
 
 /** Kafka's transaction.max.timeout.ms default: an open transaction older than this is hanging. */
 export const HANGING_TRANSACTION_MS = 900_000;

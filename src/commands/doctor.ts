@@ -10,8 +10,8 @@ import { Command } from 'commander';
 import { escapeString } from '../render/escape.js';
 import { Output, colours } from '../render/output.js';
 import { formatBytes, startProgress } from '../render/progress.js';
-import { parseTopicPartition } from '../engine/log/topic-partition.js';
-import { logDirTarget, type LogDirEntry } from '../engine/logdir/entries.js';
+import { parseTopicPartition } from '../inspect/log.js';
+import { logDirTarget, type LogDirEntry } from '../inspect/logdir.js';
 import { checkLogDirEntries, checkPartition, readLogDirState, type Finding, type Severity } from './doctor-checks.js';
 
 const ORDER: Severity[] = ['error', 'warning', 'note'];

@@ -4,13 +4,10 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../engine/segment/segment.js';
-import { OffsetIndex } from '../engine/segment/offset-index.js';
-import { TimeIndex } from '../engine/segment/time-index.js';
+import { realIO, LogtoolError, LogSegment, segmentFileName, OffsetIndex, TimeIndex } from '../api/format.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseBaseOffset } from '../inspect/format.js';
 import { Output, warn } from '../render/output.js';
-import { verifySegmentIndexes, type IndexMismatch } from '../engine/recovery/index-verifier.js';
+import { verifySegmentIndexes, type IndexMismatch } from '../inspect/indexes.js';
 
 interface DumpOpts {
   json?: boolean;

@@ -4,15 +4,12 @@
  * reports Kafka prints on stderr at the end (mismatches, TimeIndexDumpErrors.printErrors).
  */
 import path from 'node:path';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { entryRecords as decodedRecords } from '../engine/format/entry-records.js';
-import { HEADER_PROBE_BYTES, LOG_OVERHEAD, MIN_ENTRY_SIZE, readInt64 } from '../engine/format/record-batch.js';
-import { readSmallFile } from '../engine/checkpoint.js';
-import { LogSegment, parseBaseOffset } from '../engine/segment/segment.js';
+import { realIO, LogtoolError, LogSegment } from '../api/format.js';
+import { entryRecords as decodedRecords, HEADER_PROBE_BYTES, LOG_OVERHEAD, MIN_ENTRY_SIZE, readInt64, parseBaseOffset } from '../inspect/format.js';
+import { readSmallFile } from '../inspect/log.js';
 import type { Output } from '../render/output.js';
 import type { DumpLogOpts } from './dump-log-lines.js';
-import { ScalaStringMap } from '../engine/format/internal/scala-hash-order.js';
+import { ScalaStringMap } from '../inspect/internal-topics.js';
 
 /** Kafka's TimeIndexDumpErrors: per absolute file path (Scala mutable.Maps, iterated in their order). */
 export interface TimeIndexErrors {

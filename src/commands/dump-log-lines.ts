@@ -3,14 +3,11 @@
  * (core/src/main/scala/kafka/tools/DumpLogSegments.scala: printBatchLevel, dumpLog's record
  * lines, control-record details) prints, and the options they depend on.
  */
-import type { LogEntry } from '../engine/segment/file-records.js';
-import type { LegacyRecordWithMetadata } from '../engine/format/legacy.js';
-import { compressionName } from '../engine/format/compression.js';
-import { hasDeleteHorizon, isControl, isTransactional, type LogRecord } from '../engine/format/record-batch.js';
-import { entryCrcValid } from '../engine/log/log-reader.js';
-import { describeKraftControl } from '../engine/format/kraft-control.js';
+import { type LogEntry, compressionName, type LogRecord } from '../api/format.js';
+import { type LegacyRecordWithMetadata, hasDeleteHorizon, isControl, isTransactional } from '../inspect/format.js';
+import { entryCrcValid } from '../inspect/log.js';
+import { describeKraftControl, type DecodedInternal, type InternalRecord } from '../inspect/internal-topics.js';
 import type { DecoderFlags } from './internal-decode.js';
-import type { DecodedInternal, InternalRecord } from '../engine/format/internal/index.js';
 
 export const INT_MAX = 2147483647;
 

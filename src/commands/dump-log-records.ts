@@ -5,16 +5,11 @@
  * non-consecutive offsets it collects.
  */
 import path from 'node:path';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { describeScanEnd, entryBytes, EntryScanner, type LogEntry } from '../engine/segment/file-records.js';
-import { entryRecords as decodedRecords } from '../engine/format/entry-records.js';
-import { decodeLegacyEntryWithMetadata, type LegacyRecordWithMetadata } from '../engine/format/legacy.js';
-import { isControl, MIN_ENTRY_SIZE, type LogRecord } from '../engine/format/record-batch.js';
-import { entryCrcValid } from '../engine/log/log-reader.js';
-import { parseBaseOffset } from '../engine/segment/segment.js';
+import { realIO, LogtoolError, EntryScanner, type LogEntry, type LogRecord } from '../api/format.js';
+import { describeScanEnd, entryBytes, entryRecords as decodedRecords, decodeLegacyEntryWithMetadata, type LegacyRecordWithMetadata, isControl, MIN_ENTRY_SIZE, parseBaseOffset } from '../inspect/format.js';
+import { entryCrcValid } from '../inspect/log.js';
 import type { Output } from '../render/output.js';
-import type { ScalaStringMap } from '../engine/format/internal/scala-hash-order.js';
+import type { ScalaStringMap } from '../inspect/internal-topics.js';
 import { decodedJsonLine } from './internal-decode.js';
 import { batchLine, INT_MAX, recordLine, type DumpLogOpts } from './dump-log-lines.js';
 

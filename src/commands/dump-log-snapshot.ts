@@ -2,12 +2,11 @@
  * `dump-log` for producer-state snapshots (`.snapshot`), as DumpLogSegments.dumpProducerIdSnapshot
  * prints ProducerStateManager.readSnapshot's entries; with --json one object per producer.
  */
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { readProducerSnapshot, type ProducerSnapshotEntry } from '../engine/partition-state/producer-snapshot.js';
+import { realIO, LogtoolError } from '../api/format.js';
+import { readProducerSnapshot, type ProducerSnapshotEntry } from '../api/log.js';
 import type { Output } from '../render/output.js';
 import { INT_MAX } from './dump-log-lines.js';
-import { kafkaJsonText, type KafkaJson } from '../engine/format/internal/schema.js';
+import { kafkaJsonText, type KafkaJson } from '../api/internal-topics.js';
 
 /** Kafka's DefaultRecordBatch.decrementSequence: wraps below 0 to Integer.MAX_VALUE. */
 function decrementSequence(sequence: number, decrement: number): number {

@@ -5,9 +5,9 @@
  * entry, a trailing partial entry ignored; with --json one object per entry with those fields.
  */
 import path from 'node:path';
-import { LogtoolError } from '../engine/errors.js';
-import { parseBaseOffset } from '../engine/segment/segment.js';
-import { kafkaJsonText } from '../engine/format/internal/schema.js';
+import { LogtoolError } from '../api/format.js';
+import { parseBaseOffset } from '../inspect/format.js';
+import { kafkaJsonText } from '../api/internal-topics.js';
 import type { Output } from '../render/output.js';
 import { readIndexFile } from './dump-log-index.js';
 

@@ -9,16 +9,14 @@
  */
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
+import { realIO, LogtoolError } from '../api/format.js';
 import { Output } from '../render/output.js';
 import { parseInteger } from './shared.js';
 import { addDumpLogDecoderOptions, decoderFor, dumpLogDecoderKind, requireDecoderForJson } from './internal-decode.js';
 import { INT_MAX, type DumpLogOpts } from './dump-log-lines.js';
-import { internalControlDecoder } from '../engine/format/internal/index.js';
+import { internalControlDecoder, ScalaStringMap } from '../inspect/internal-topics.js';
 import { dumpLogFile } from './dump-log-records.js';
 import { dumpOffsetIndex, dumpTimeIndex, newTimeIndexErrors, printIndexReports } from './dump-log-index.js';
-import { ScalaStringMap } from '../engine/format/internal/scala-hash-order.js';
 import { dumpProducerSnapshot } from './dump-log-snapshot.js';
 import { dumpTxnIndex } from './dump-log-txnindex.js';
 

@@ -11,13 +11,12 @@ import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { escapeString } from '../render/escape.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import { LogtoolError } from '../engine/errors.js';
-import { classifyEntry, isPartitionDir, listLogDir } from '../engine/logdir/entries.js';
-import { entryRecords } from '../engine/format/entry-records.js';
-import { controlTypeOf, isControl, isTransactional } from '../engine/format/record-batch.js';
-import { GroupStateBuilder, type GroupState } from '../engine/format/internal/group-state.js';
+import { LogtoolError } from '../api/format.js';
+import { type EntryWithSegment } from '../inspect/log.js';
+import { classifyEntry, isPartitionDir, listLogDir } from '../inspect/logdir.js';
+import { entryRecords, controlTypeOf, isControl, isTransactional } from '../inspect/format.js';
+import { GroupStateBuilder, type GroupState } from '../api/groups.js';
 import { openLog, type WarningCounter } from './shared.js';
-import type { EntryWithSegment } from '../engine/log/log-reader.js';
 
 const OFFSETS_TOPIC = '__consumer_offsets';
 

@@ -5,14 +5,14 @@
  * DumpLogSegments.scala), `read --decode offsets|transactions|metadata`, and one JSON line per
  * decoded record shared by both commands.
  */
-import { kafkaJsonText } from '../engine/format/internal/schema.js';
+import { kafkaJsonText } from '../api/internal-topics.js';
 import type { ChalkInstance } from 'chalk';
 import { escapeString } from '../render/escape.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import { internalDecoder, type DecodedInternal, type InternalRecord, type InternalTopicKind } from '../engine/format/internal/index.js';
-import type { Timestamp } from '../engine/format/record-batch.js';
+import { internalDecoder, type DecodedInternal, type InternalRecord, type InternalTopicKind } from '../inspect/internal-topics.js';
+import type { Timestamp } from '../api/format.js';
 
-export { internalControlDecoder } from '../engine/format/internal/index.js';
+export { internalControlDecoder } from '../inspect/internal-topics.js';
 export { addDumpLogDecoderOptions, decodeOption, dumpLogDecoderKind, readDecoderKind, requireDecoderForJson, type DecoderFlags } from './decode-options.js';
 
 export function decoderFor(kind: InternalTopicKind): (r: InternalRecord) => DecodedInternal {

@@ -12,11 +12,10 @@
  */
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { realIO, type FileIO } from '../engine/io.js';
-import { LogtoolError, ExitCode } from '../engine/errors.js';
-import { parseTopicPartition, requireValidTopicName } from '../engine/log/topic-partition.js';
-import { isBrokerLogDir, isKafkaEntry, listLogDir } from '../engine/logdir/entries.js';
-import { LOG_SUFFIX } from '../engine/segment/segment.js';
+import { realIO, type FileIO, LogtoolError, ExitCode } from '../api/format.js';
+import { parseTopicPartition, requireValidTopicName } from '../inspect/log.js';
+import { isBrokerLogDir, isKafkaEntry, listLogDir } from '../inspect/logdir.js';
+import { LOG_SUFFIX } from '../inspect/format.js';
 import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { escapeString } from '../render/escape.js';

@@ -10,14 +10,12 @@ import { Output } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { escapeString } from '../render/escape.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import type { Timestamp } from '../engine/format/record-batch.js';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey } from '../engine/checkpoint.js';
-import { isBrokerLogDir, logDirTarget, type LogDirEntry } from '../engine/logdir/entries.js';
+import { type Timestamp, realIO, LogtoolError } from '../api/format.js';
+import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT, readOffsetCheckpointTolerant, tpKey } from '../inspect/log.js';
+import { isBrokerLogDir, logDirTarget, type LogDirEntry } from '../inspect/logdir.js';
 import { openLog, type WarningCounter } from './shared.js';
 import { cleanupPolicyOf } from './topic-configs.js';
-import { LEADER_EPOCH_CHECKPOINT, readLeaderEpochCheckpoint } from '../engine/partition-state/leader-epochs.js';
+import { LEADER_EPOCH_CHECKPOINT, readLeaderEpochCheckpoint } from '../api/log.js';
 
 interface PartitionRow {
   logDir: string;

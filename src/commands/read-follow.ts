@@ -7,9 +7,8 @@
  * SIGINT ends it with exit 0; a closed pipe ends it quietly at the next write.
  */
 import path from 'node:path';
-import { realIO } from '../engine/io.js';
-import type { Log } from '../engine/log/log.js';
-import type { LogRecord } from '../engine/format/record-batch.js';
+import { realIO, type LogRecord } from '../api/format.js';
+import type { Log } from '../api/log.js';
 import type { Output } from '../render/output.js';
 
 /** How often the directory is looked at for new data. */

@@ -3,8 +3,8 @@
  * (exactly at the end is an empty range), --to-offset / --to-time turned into one exclusive end
  * offset for ReadOptions.toOffset, and --key / --key-base64 turned into the key's exact bytes.
  */
-import { LogtoolError } from '../engine/errors.js';
-import type { Log } from '../engine/log/log.js';
+import { LogtoolError } from '../api/format.js';
+import type { Log } from '../api/log.js';
 import { decodeStrict } from './shared.js';
 
 export interface RangeOpts {

@@ -3,25 +3,22 @@
  * one line of metadata per batch.
  */
 import { Command } from 'commander';
-import { LogtoolError } from '../engine/errors.js';
-import { compressionName } from '../engine/format/compression.js';
-import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf } from '../engine/format/record-batch.js';
-import type { LogRecord } from '../engine/format/record-batch.js';
+import { LogtoolError, compressionName, type LogRecord } from '../api/format.js';
+import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf, decodeEntryRecords } from '../inspect/format.js';
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { escapeString } from '../render/escape.js';
 import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
-import type { EntryWithSegment } from '../engine/log/log-reader.js';
-import { entryControlMarker, ISOLATION_LEVELS, type IsolationLevel } from '../engine/partition-state/isolation.js';
+import { type EntryWithSegment, entryControlMarker, ISOLATION_LEVELS, type IsolationLevel } from '../inspect/log.js';
+import type { InternalTopicKind } from '../inspect/topic-names.js';
 
 function parseIsolationLevel(v: string): IsolationLevel {
   if (!(ISOLATION_LEVELS as readonly string[]).includes(v)) throw new LogtoolError('usage', `--isolation-level must be ${ISOLATION_LEVELS.join(' or ')}, not "${v}"`);
   return v as IsolationLevel;
 }
 import { decodeOption, readDecoderKind } from './decode-options.js';
-import type { InternalTopicKind } from '../engine/format/internal/topics.js';
 
 interface ReadOpts extends RangeOpts {
   fromOffset?: number;
@@ -220,8 +217,6 @@ function describeControl(b: EntryWithSegment): { name: string; coordinatorEpoch:
   const m = entryControlMarker(b.entry);
   return m && { name: ControlType[m.type] ?? 'UNKNOWN', coordinatorEpoch: m.coordinatorEpoch };
 }
-
-import { decodeEntryRecords } from '../engine/format/entry-records.js';
 
 function batchText(b: EntryWithSegment & { crcValid: boolean | undefined }): string {
   const j = batchJson(b);

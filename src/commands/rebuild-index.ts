@@ -16,16 +16,11 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { DirectoryLock } from '../engine/log/lock.js';
-import { requireWritableCheckpoints } from '../engine/logdir/dir-checkpoints.js';
-import { resolveConfig } from '../engine/config.js';
-import { loadRememberedConfig } from '../engine/log/log-properties.js';
-import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../engine/segment/segment.js';
-import { rebuildSegmentIndexes, verifySegmentIndexFiles, type IndexDifference, type IndexScanResult } from '../engine/recovery/index-rebuilder.js';
-import { verifySegmentIndexes } from '../engine/recovery/index-verifier.js';
-import { rebuildTxnIndexes } from '../engine/partition-state/txn-index-rebuild.js';
+import { realIO, LogtoolError, LogSegment, segmentFileName } from '../api/format.js';
+import { DirectoryLock, requireWritableCheckpoints, resolveConfig, loadRememberedConfig } from '../inspect/log.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseBaseOffset, rebuildSegmentIndexes, verifySegmentIndexFiles, type IndexDifference, type IndexScanResult } from '../inspect/format.js';
+import { verifySegmentIndexes } from '../inspect/indexes.js';
+import { rebuildTxnIndexes } from '../inspect/log.js';
 import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { formatBytes } from './recover.js';

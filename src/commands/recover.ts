@@ -11,19 +11,11 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { realIO } from '../engine/io.js';
-import { LogtoolError } from '../engine/errors.js';
-import { Log } from '../engine/log/log.js';
-import { endDanglingTransactions, isLogtoolProducerId } from '../engine/partition-state/log-transaction.js';
-import { partitionProducerState } from '../engine/partition-state/isolation.js';
-import { DirectoryLock } from '../engine/log/lock.js';
-import { requireWritableCheckpoints } from '../engine/logdir/dir-checkpoints.js';
-import { requireTopicPartition } from '../engine/log/topic-partition.js';
-import { resolveConfig } from '../engine/config.js';
-import { loadRememberedConfig } from '../engine/log/log-properties.js';
-import { loadLog, type LoadProgress, type LoadReport } from '../engine/recovery/loader.js';
+import { realIO, LogtoolError } from '../api/format.js';
+import { Log, type LoadReport } from '../api/log.js';
+import { endDanglingTransactions, isLogtoolProducerId } from '../inspect/transactions.js';
+import { partitionProducerState, DirectoryLock, requireWritableCheckpoints, requireTopicPartition, resolveConfig, loadRememberedConfig, loadLog, type LoadProgress, type PartitionStateChange } from '../inspect/log.js';
 import { Output, colours } from '../render/output.js';
-import type { PartitionStateChange } from '../engine/partition-state/log-ends.js';
 import { formatBytes, startProgress, type Progress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';

@@ -9,19 +9,16 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { Log } from '../engine/log/log.js';
-import type { RetentionReport } from '../engine/cleaner/types.js';
+import { Log, type LogConfig } from '../api/log.js';
+import { type RetentionReport, parseTopicPartition, cleanupPolicy } from '../inspect/log.js';
 import { closeAfter } from './close-after.js';
 import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { formatBytes, renderPartitionStateChange } from './recover.js';
 import { formatTimestamp } from '../render/timestamp.js';
-import type { LogConfig } from '../engine/config.js';
-import { parseTopicPartition } from '../engine/log/topic-partition.js';
 import { addLogDirOptions, isLogDirPath, rejectSelection, runOverLogDir, type LogDirOptions, type PartitionResult, type PartitionTarget } from './logdir-runner.js';
 import { addConfigOption, partitionConfig, type ConfigSource } from './topic-configs.js';
-import { cleanupPolicy } from '../engine/config.js';
 
 interface RetentionOpts extends LogDirOptions {
   config?: Partial<LogConfig>;

@@ -8,11 +8,11 @@ import { Command } from 'commander';
 import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import type { Timestamp } from '../engine/format/record-batch.js';
+import type { Timestamp } from '../api/format.js';
 import { openLog, type WarningCounter } from './shared.js';
-import { LogtoolError } from '../engine/errors.js';
-import { LEADER_EPOCH_CHECKPOINT, leaderEpochRanges, readLeaderEpochCheckpoint } from '../engine/partition-state/leader-epochs.js';
-import type { Log } from '../engine/log/log.js';
+import { LogtoolError } from '../api/format.js';
+import { LEADER_EPOCH_CHECKPOINT, readLeaderEpochCheckpoint, type Log } from '../api/log.js';
+import { leaderEpochRanges } from '../inspect/log.js';
 
 /** The epoch ranges of leader-epoch-checkpoint (none without one); a malformed file is a warning (exit 3). */
 function epochRanges(log: Log, counter: WarningCounter): ReturnType<typeof leaderEpochRanges> | null {

@@ -4,12 +4,12 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { Option, type Command } from 'commander';
-import { Log, type LogOptions } from '../engine/log/log.js';
-import { LogtoolError } from '../engine/errors.js';
-import { configProperty, defaultLogConfig, invocationConfigKeys, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
+import { Log, type LogOptions, defaultLogConfig, type LogConfig } from '../api/log.js';
+import { LogtoolError, type Timestamp } from '../api/format.js';
+import { configProperty, invocationConfigKeys, parsePropertyValue, propertyNames, rememberedConfigKeys, validateConfig } from '../inspect/log.js';
 import { warn } from '../render/output.js';
 import { escapeBytes } from '../render/escape.js';
-import { toTimestamp, type Timestamp } from '../engine/format/record-batch.js';
+import { toTimestamp } from '../inspect/format.js';
 
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
 export const TOPIC_CONFIG_KEYS = rememberedConfigKeys;

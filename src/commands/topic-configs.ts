@@ -4,20 +4,11 @@
  * key=value` with Kafka's property names, and the rule's exports for the commands.
  */
 import { Option, type Command } from 'commander';
-import { LogtoolError } from '../engine/errors.js';
-import { parsePropertyValue, propertyToKey, rememberedConfigKeys, validateConfig, type LogConfig } from '../engine/config.js';
+import { LogtoolError } from '../api/format.js';
+import { parsePropertyValue, propertyToKey, rememberedConfigKeys, validateConfig } from '../inspect/log.js';
+import type { LogConfig } from '../api/log.js';
 
-export {
-  INTERNAL_TOPIC_CONFIGS,
-  UNKNOWN_CONFIG_NOTICE,
-  cleanupPolicyOf,
-  effectiveConfig,
-  inBrokerLogDir,
-  metadataTopicConfig,
-  partitionConfig,
-  type ConfigSource,
-  type PartitionConfig,
-} from '../engine/logdir/topic-configs.js';
+export * from '../inspect/topic-configs.js';
 
 /** `--config key=value`, repeatable, Kafka's property names (`retention.ms=86400000`). */
 export function addConfigOption(cmd: Command): Command {

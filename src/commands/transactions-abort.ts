@@ -6,9 +6,9 @@
  * while another writer or a broker holds the directory.
  */
 import { Command } from 'commander';
-import { LogtoolError } from '../engine/errors.js';
-import { abortTarget, abortTransaction } from '../engine/partition-state/abort-transaction.js';
-import { partitionProducerState } from '../engine/partition-state/isolation.js';
+import { LogtoolError } from '../api/format.js';
+import { abortTarget, abortTransaction } from '../inspect/abort-transaction.js';
+import { partitionProducerState } from '../inspect/log.js';
 import { Output } from '../render/output.js';
 import { closeAfter } from './close-after.js';
 import { openLog, parseInteger, type WarningCounter } from './shared.js';

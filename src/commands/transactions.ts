@@ -11,13 +11,13 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { realIO } from '../engine/io.js';
+import { realIO } from '../api/format.js';
 import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { formatTimestamp } from '../render/timestamp.js';
-import { listLogDir, isBrokerLogDir } from '../engine/logdir/entries.js';
-import { collectAborted, committedView } from '../engine/partition-state/isolation.js';
-import type { Log } from '../engine/log/log.js';
+import { collectAborted, committedView } from '../inspect/log.js';
+import { listLogDir, isBrokerLogDir } from '../inspect/logdir.js';
+import type { Log } from '../api/log.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { abortCommand } from './transactions-abort.js';
 

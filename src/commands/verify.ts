@@ -3,7 +3,7 @@
  * for operators and CI. Exit 0 when everything checks out, 3 when anything is wrong.
  */
 import { Command } from 'commander';
-import { verifyLog, type VerifyProblem } from '../engine/recovery/log-verifier.js';
+import { verifyLog, type VerifyProblem } from '../api/verify.js';
 import { Output, colours } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { openLog, parseInteger, type WarningCounter } from './shared.js';

@@ -7,7 +7,7 @@
  * (src/commands/shared.ts) are all derived from it. cleanup.policy is parsed in one place
  * (cleanupPolicy) into a typed value.
  */
-import { LogtoolError } from './errors.js';
+import { InvalidArgumentError } from './errors.js';
 
 export type FlushMode = 'sync' | 'async' | 'buffered';
 
@@ -128,10 +128,10 @@ export interface CleanupPolicy {
   readonly compact: boolean;
 }
 
-/** Parses cleanup.policy; a usage error naming the property when it is neither. */
+/** Parses cleanup.policy; an invalid-argument error naming the property when it is neither. */
 export function cleanupPolicy(text: string): CleanupPolicy {
   const parts = text.split(',').map((s) => s.trim());
-  if (!parts.every((p) => p === 'delete' || p === 'compact')) throw new LogtoolError('usage', `${propertyNames.cleanupPolicy} must be delete, compact or "compact,delete"`);
+  if (!parts.every((p) => p === 'delete' || p === 'compact')) throw new InvalidArgumentError(['cleanupPolicy'], `${propertyNames.cleanupPolicy} must be delete, compact or "compact,delete"`);
   return { delete: parts.includes('delete'), compact: parts.includes('compact') };
 }
 
@@ -155,14 +155,14 @@ function invalidValue(p: ConfigProperty, v: unknown): string | undefined {
   return undefined;
 }
 
-/** Validates a (partial) config at the boundary; throws a usage error naming the property. */
+/** Validates a (partial) config at the boundary; throws an invalid-argument error naming the property (options: the LogConfig key). */
 export function validateConfig(partial: Partial<LogConfig>): Partial<LogConfig> {
   for (const [k, v] of Object.entries(partial) as [keyof LogConfig, unknown][]) {
     if (v === undefined) continue;
     const p = (CONFIG_PROPERTIES as Record<string, ConfigProperty | undefined>)[k];
-    if (!p) throw new LogtoolError('usage', `unknown config ${k}`);
+    if (!p) throw new InvalidArgumentError([k], `unknown config ${k}`);
     const message = invalidValue(p, v);
-    if (message) throw new LogtoolError('usage', message);
+    if (message) throw new InvalidArgumentError([k], message);
   }
   return partial;
 }
@@ -188,11 +188,11 @@ export function parsePropertyValue(key: keyof LogConfig, text: string): LogConfi
     case 'boolean':
       if (t === 'true') return true;
       if (t === 'false') return false;
-      throw new LogtoolError('usage', `${p.name} must be true or false, not "${t}"`);
+      throw new InvalidArgumentError([key], `${p.name} must be true or false, not "${t}"`);
     case 'ratio':
-      if (!/^(\d+\.?\d*|\.\d+)$/.test(t)) throw new LogtoolError('usage', `${p.name} must be a number from 0 to 1, not "${t}"`);
+      if (!/^(\d+\.?\d*|\.\d+)$/.test(t)) throw new InvalidArgumentError([key], `${p.name} must be a number from 0 to 1, not "${t}"`);
       return Number(t);
   }
-  if (!/^-?\d+$/.test(t)) throw new LogtoolError('usage', `${p.name} must be an integer, not "${t}"`);
+  if (!/^-?\d+$/.test(t)) throw new InvalidArgumentError([key], `${p.name} must be an integer, not "${t}"`);
   return Number(t);
 }

@@ -36,6 +36,8 @@ const REQUIRED = [
   // issue 15: the thread-pool hop, start-up, the CLI's pipes, peak memory of whole processes
   'raw-write-fdatasync-async',
   'raw-fdatasync-per-1000-async',
+  'raw-append-per-record-async',
+  'append-per-record-async',
   'startup-node',
   'startup-help',
   'startup-read-1',

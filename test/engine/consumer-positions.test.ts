@@ -61,7 +61,7 @@ describe('ConsumerPositions', () => {
     expectError(() => p.commit('g', 11), 'out-of-range', /beyond the log end offset 10/);
     log.deleteRecordsBefore(4, { deleteDelayMs: 0 });
     expectError(() => p.commit('h', 2), 'out-of-range', /below the log start offset 4/);
-    expectError(() => p.commit('g', -1), 'usage', /non-negative integer/);
+    expectError(() => p.commit('g', -1), 'invalid-argument', /non-negative integer/);
     p.commit('g', 10);
     expect(p.get('g')).toBe(10);
     await log.close();
@@ -70,7 +70,7 @@ describe('ConsumerPositions', () => {
   it('rejects group names the file cannot hold', async () => {
     const log = await logWith(1);
     const p = new ConsumerPositions(log);
-    for (const bad of ['', 'two words', 'tab\tx', 'x'.repeat(250), 'é']) expectError(() => p.commit(bad, 0), 'usage', /consumer group name/);
+    for (const bad of ['', 'two words', 'tab\tx', 'x'.repeat(250), 'é']) expectError(() => p.commit(bad, 0), 'invalid-argument', /consumer group name/);
     await log.close();
   });
 

@@ -280,3 +280,29 @@ describe('import cycles', () => {
     expect(cycles, `import cycles in src/:\n${cycles.join('\n')}`).toEqual([]);
   });
 });
+
+/**
+ * Commands reach the engine only through its public API's parts (src/api/*.ts, which src/api.ts, the
+ * package's module, puts together) and the internals for commands (src/inspect/*.ts), never an
+ * engine file directly (issue 11). The parts are split by job so that each command loads only the
+ * engine modules it loaded before (issue 15, test/commands/help-lazy.test.ts).
+ */
+describe('the command boundary', () => {
+  /** Files under src/commands allowed to import an engine file directly, with the reason. None so far. */
+  const EXCEPTIONS: Record<string, string> = {};
+
+  it('no file under src/commands imports src/engine directly; each engine import goes through src/api or src/inspect', () => {
+    const { graph } = importGraph(SRC);
+    const commands = [...graph.keys()].filter((f) => f.startsWith(path.join(SRC, 'commands') + path.sep));
+    expect(commands.length).toBeGreaterThan(20);
+    const inside = (f: string, dir: string) => f.startsWith(path.join(SRC, dir) + path.sep);
+    const direct = commands.flatMap((f) => (graph.get(f) ?? []).filter((d) => inside(d, 'engine')).map((d) => `${path.relative(SRC, f)} → ${path.relative(SRC, d)}`));
+    const allowed = direct.filter((line) => !(line.split(' → ')[0]! in EXCEPTIONS));
+    expect(allowed, 'commands importing engine files; import them from src/api/* (public) or src/inspect/* (internal)').toEqual([]);
+    // The boundary is used, not bypassed: commands import the parts, and the parts the engine.
+    const viaParts = commands.flatMap((f) => (graph.get(f) ?? []).filter((d) => inside(d, 'api') || inside(d, 'inspect')));
+    expect(viaParts.length).toBeGreaterThan(50);
+    expect(graph.get(path.join(SRC, 'api.ts'))).toContain(path.join(SRC, 'api/log.ts'));
+    expect(graph.get(path.join(SRC, 'api/log.ts'))).toContain(path.join(SRC, 'engine/log/log.ts'));
+  });
+});

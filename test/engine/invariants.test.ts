@@ -14,18 +14,11 @@ import { EntryScanner } from '../../src/engine/segment/file-records.js';
 import { LogSegments } from '../../src/engine/log/log-segments.js';
 import { encodeRecordBatch } from '../../src/engine/format/record-batch.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { thrown } from '../helpers/errors.js';
 
 afterAll(removeTempDirs);
 
-function caught(fn: () => unknown): LogtoolError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(InternalError);
-    return e as LogtoolError;
-  }
-  throw new Error('expected an InternalError');
-}
+const caught = (fn: () => unknown): LogtoolError => thrown(fn, InternalError);
 
 function segmentAt(base: number): { seg: LogSegment; dir: string } {
   const dir = path.join(makeTempDir('logtool-inv-'), 't-0');

@@ -15,6 +15,11 @@ export interface DecodeOptions {
   file?: string;
   /** File position of the batch, for error messages. */
   filePosition?: number;
+  /**
+   * Records below this offset are checked as every record is (Kafka's record-level validation) but
+   * not built: no key, value or header objects — a lookup decodes only the records it returns.
+   */
+  fromOffset?: number;
 }
 
 export const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
@@ -55,6 +60,9 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
   return { data: out, start: 0, end: out.length };
 }
 
+/** The headers of a skipped record: never returned, never filled. */
+const NO_HEADERS: RecordHeader[] = [];
+
 function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptDataError {
   return new CorruptDataError(`batch at offset ${h.baseOffset}: ${message}`, opts.filePosition, opts.file);
 }
@@ -93,8 +101,20 @@ export class RecordDecoder {
     this.c = { pos: start };
   }
 
-  /** The next record, or undefined after the last one (once nothing is left over). */
+  /** The next record at or above opts.fromOffset, or undefined after the last one (once nothing is left over). */
   next(): LogRecord | undefined {
+    const from = this.opts.fromOffset;
+    for (;;) {
+      const r = this.parse(from);
+      if (r !== null) return r;
+    }
+  }
+
+  /**
+   * Parses record `index` with every check; builds it unless its offset is below `from` (then
+   * null: the checks are the same, only the objects are not made).
+   */
+  private parse(from: number | undefined): LogRecord | undefined | null {
     const { h, opts, data, end, c } = this;
     const i = this.index;
     if (i >= h.recordsCount) {
@@ -111,39 +131,25 @@ export class RecordDecoder {
     const tsPos = c.pos;
     const tsDelta = readVarlong(data, c, bodyEnd);
     const offsetDelta = readVarint(data, c, bodyEnd);
+    const build = from === undefined || h.baseOffset + offsetDelta >= from;
     const keyLen = readVarint(data, c, bodyEnd);
     let key: Buffer | null = null;
     if (keyLen >= 0) {
       if (c.pos + keyLen > bodyEnd) throw corrupt(h, `record ${i} key runs past the record`, opts);
-      key = data.subarray(c.pos, c.pos + keyLen);
+      if (build) key = data.subarray(c.pos, c.pos + keyLen);
       c.pos += keyLen;
     }
     const valueLen = readVarint(data, c, bodyEnd);
     let value: Buffer | null = null;
     if (valueLen >= 0) {
       if (c.pos + valueLen > bodyEnd) throw corrupt(h, `record ${i} value runs past the record`, opts);
-      value = data.subarray(c.pos, c.pos + valueLen);
+      if (build) value = data.subarray(c.pos, c.pos + valueLen);
       c.pos += valueLen;
     }
-    const headerCount = readVarint(data, c, bodyEnd);
-    if (headerCount < 0 || headerCount > bodyEnd - c.pos) throw corrupt(h, `record ${i} has an invalid header count ${headerCount}`, opts);
-    const headers: RecordHeader[] = [];
-    for (let k = 0; k < headerCount; k++) {
-      const hkLen = readVarint(data, c, bodyEnd);
-      if (hkLen < 0 || c.pos + hkLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} key is invalid`, opts);
-      const hkey = data.toString('utf8', c.pos, c.pos + hkLen);
-      c.pos += hkLen;
-      const hvLen = readVarint(data, c, bodyEnd);
-      let hval: Buffer | null = null;
-      if (hvLen >= 0) {
-        if (c.pos + hvLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} value runs past the record`, opts);
-        hval = data.subarray(c.pos, c.pos + hvLen);
-        c.pos += hvLen;
-      }
-      headers.push({ key: hkey, value: hval });
-    }
+    const headers = this.headers(i, bodyEnd, build);
     if (c.pos !== bodyEnd) throw corrupt(h, `record ${i} declares ${length} bytes but holds ${c.pos - bodyStart}`, opts);
     this.index = i + 1;
+    if (!build) return null;
     let timestamp: Timestamp = this.logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta;
     if (!Number.isSafeInteger(timestamp) || !Number.isSafeInteger(h.baseTimestamp) || !Number.isSafeInteger(tsDelta)) {
       const { buf, pos } = this;
@@ -156,6 +162,29 @@ export class RecordDecoder {
       value,
       headers,
     };
+  }
+
+  /** The headers of record i (checked; built only when `build`). */
+  private headers(i: number, bodyEnd: number, build: boolean): RecordHeader[] {
+    const { h, opts, data, c } = this;
+    const headerCount = readVarint(data, c, bodyEnd);
+    if (headerCount < 0 || headerCount > bodyEnd - c.pos) throw corrupt(h, `record ${i} has an invalid header count ${headerCount}`, opts);
+    const headers: RecordHeader[] = build ? [] : NO_HEADERS;
+    for (let k = 0; k < headerCount; k++) {
+      const hkLen = readVarint(data, c, bodyEnd);
+      if (hkLen < 0 || c.pos + hkLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} key is invalid`, opts);
+      const hkey = build ? data.toString('utf8', c.pos, c.pos + hkLen) : '';
+      c.pos += hkLen;
+      const hvLen = readVarint(data, c, bodyEnd);
+      let hval: Buffer | null = null;
+      if (hvLen >= 0) {
+        if (c.pos + hvLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} value runs past the record`, opts);
+        if (build) hval = data.subarray(c.pos, c.pos + hvLen);
+        c.pos += hvLen;
+      }
+      if (build) headers.push({ key: hkey, value: hval });
+    }
+    return headers;
   }
 }
 

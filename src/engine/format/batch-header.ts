@@ -3,7 +3,7 @@
  * helpers, the header reader and the CRC. Layout in ../shared/docs/kafka-format.md §2 (Kafka's
  * DefaultRecordBatch). All fixed-width fields big-endian; the CRC-32C covers bytes [21, end).
  */
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 import { crc32c } from './crc32c.js';
 
 export const LOG_OVERHEAD = 12;
@@ -117,13 +117,13 @@ export function writeTimestamp(buf: Buffer, pos: number, ts: Timestamp): void {
   else writeInt64(buf, pos, ts);
 }
 
-/** A caller's timestamp as an exact int64, or a usage error (a non-integer number, a number beyond ±2^53, a bigint beyond int64). */
+/** A caller's timestamp as an exact int64, or an invalid-argument error (a non-integer number, a number beyond ±2^53, a bigint beyond int64). */
 export function exactTimestamp(ts: Timestamp): bigint {
   if (typeof ts === 'bigint') {
-    if (ts < INT64_MIN || ts > INT64_MAX) throw new LogtoolError('usage', `timestamp ${ts} is outside the int64 range of Kafka timestamps`);
+    if (ts < INT64_MIN || ts > INT64_MAX) throw new InvalidArgumentError(['timestamp'], `timestamp ${ts} is outside the int64 range of Kafka timestamps`);
     return ts;
   }
-  if (!Number.isSafeInteger(ts)) throw new LogtoolError('usage', `timestamp ${ts} is not an integer within ±2^53; give a bigint for larger int64 values`);
+  if (!Number.isSafeInteger(ts)) throw new InvalidArgumentError(['timestamp'], `timestamp ${ts} is not an integer within ±2^53; give a bigint for larger int64 values`);
   return BigInt(ts);
 }
 

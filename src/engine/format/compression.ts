@@ -2,7 +2,7 @@
  * Compression codec registry for v2 batches (attribute bits 0–2). Codecs register themselves
  * (see codecs/); a batch whose codec is not registered is reported, never misread.
  */
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 
 export const CompressionType = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
 export type CompressionName = keyof typeof CompressionType;
@@ -14,7 +14,7 @@ export function compressionName(id: number): string {
 
 export function parseCompression(name: string): number {
   const id = (CompressionType as Record<string, number>)[name];
-  if (id === undefined) throw new LogtoolError('usage', `unknown compression "${name}" (choose ${compressionNames.join(', ')})`);
+  if (id === undefined) throw new InvalidArgumentError(['compression'], `unknown compression "${name}" (choose ${compressionNames.join(', ')})`);
   return id;
 }
 

@@ -4,7 +4,7 @@
  */
 import './codecs/index.js';
 import { entryBytes, type LogEntry } from '../segment/file-records.js';
-import { decodeRecords, iterateRecords, type DecodeOptions, type LogRecord } from './record-batch.js';
+import { decodeRecords, RecordDecoder, type DecodeOptions, type LogRecord } from './record-batch.js';
 import { decodeLegacyEntry } from './legacy.js';
 
 export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): LogRecord[] {
@@ -14,14 +14,28 @@ export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): L
   return decodeLegacyEntry(buf, pos, entry.size, o);
 }
 
+/** Records one at a time: `next()` until undefined. */
+export interface RecordSource {
+  next(): LogRecord | undefined;
+}
+
 /**
  * The records of an entry one at a time: what readers of untrusted data use, so that a v2 batch
  * makes them hold one record whatever its record count (a legacy entry is decoded whole: its
- * messages are at least 26 bytes each within maxDecompressedBytes).
+ * messages are at least 26 bytes each within maxDecompressedBytes). A plain `next()` rather than
+ * a generator: a sequential read calls it once per record.
  */
-export function entryRecords(entry: LogEntry, opts: DecodeOptions = {}): Iterable<LogRecord> {
+export function entryRecordSource(entry: LogEntry, opts: DecodeOptions = {}): RecordSource {
   const o = { ...opts, filePosition: opts.filePosition ?? entry.position };
   const { buf, pos } = entryBytes(entry);
-  if (entry.header) return iterateRecords(buf, pos, entry.header, o);
-  return decodeLegacyEntry(buf, pos, entry.size, o);
+  if (entry.header) return new RecordDecoder(buf, pos, entry.header, o);
+  const records = decodeLegacyEntry(buf, pos, entry.size, o);
+  let i = 0;
+  return { next: () => records[i++] };
+}
+
+/** entryRecordSource as an iterable. */
+export function* entryRecords(entry: LogEntry, opts: DecodeOptions = {}): Generator<LogRecord> {
+  const source = entryRecordSource(entry, opts);
+  for (let r = source.next(); r !== undefined; r = source.next()) yield r;
 }

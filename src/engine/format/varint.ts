@@ -12,6 +12,14 @@ export interface VarintCursor {
 
 export function readVarint(buf: Buffer, cur: VarintCursor, end: number): number {
   let pos = cur.pos;
+  if (pos < end) {
+    // One byte (most lengths, deltas and counts of small records): no loop.
+    const b = buf[pos]!;
+    if (b < 0x80) {
+      cur.pos = pos + 1;
+      return (b >>> 1) ^ -(b & 1);
+    }
+  }
   let raw = 0;
   let shift = 0;
   for (let i = 0; ; i++) {

@@ -7,7 +7,7 @@ import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
+import { decodeEntryRecords, entryRecordSource, entryRecords } from '../format/entry-records.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
 import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
@@ -80,22 +80,37 @@ export class LogReader {
     return start;
   }
 
-  /** Entries (batches) from the one holding `start`, across segments. */
+  /**
+   * Entries (batches) from the one holding `start`, across segments. In the segment holding
+   * `start`, the scan begins at the offset index's floor entry and passes over the batches below
+   * `start` by their headers (Kafka's translateOffset): only the batches returned are read whole
+   * and checked. An index entry that leads to no batch boundary is distrusted: the segment is then
+   * searched from its start; a segment without an entry reaching `start` is passed over.
+   */
   *entries(start: number, verifyCrc = false): Generator<EntryWithSegment> {
     const segs = this.log.segments;
     let idx = 0;
     for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= start) idx = i;
     for (let i = idx; i < segs.length; i++) {
       const seg = segs[i]!;
+      const seek = i === idx && start > seg.baseOffset;
       let from = 0;
-      if (i === idx && start > seg.baseOffset) {
-        const t = seg.translateOffset(start);
-        if (!t) continue;
-        from = t.position;
+      if (seek) {
+        const floor = seg.offsetIndex.lookup(start).position;
+        // An index entry past the end of the log (stale index) must not be trusted.
+        from = floor >= 0 && floor <= seg.size ? floor : 0;
       }
-      const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true });
-      for (const entry of scanner.entries()) yield { segment: seg, entry };
-      if (scanner.end.kind !== 'end') {
+      for (;;) {
+        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined });
+        for (const entry of scanner.entries()) yield { segment: seg, entry };
+        if (scanner.end.kind === 'end') break;
+        if (seek && !scanner.reachedOffset) {
+          if (scanner.end.kind === 'corrupt' && from > 0) {
+            from = 0; // a damaged index entry: search the segment from its start
+            continue;
+          }
+          break; // no batch of this segment reaches `start`
+        }
         this.warn({ file: seg.logPath, position: scanner.end.position, message: `${scanner.end.reason}; reading stops at the last valid batch` });
         return;
       }
@@ -120,7 +135,8 @@ export class LogReader {
         if (entry.header && entry.header.baseOffset >= end) return;
         if (committed.skip(entry)) continue;
       } else if (entry.header && isControl(entry.header) && !options.includeControl) continue;
-      for (const r of entryRecords(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes })) {
+      const source = entryRecordSource(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes, fromOffset: start });
+      for (let r = source.next(); r !== undefined; r = source.next()) {
         if (r.offset < start) continue;
         if (r.offset >= end) return;
         yield r;

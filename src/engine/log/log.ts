@@ -9,19 +9,18 @@
 import path from 'node:path';
 import { realIO, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import { cleanupPolicy, resolveConfig, type LogConfig } from '../config.js';
-import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition, type TopicPartition } from './topic-partition.js';
+import { cleanupPolicy, type LogConfig } from '../config.js';
+import type { TopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
-import { loadLog, type LoadReport } from '../recovery/loader.js';
+import type { LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
-import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '../checkpoint.js';
-import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint, updateDirCheckpointAsync } from '../logdir/dir-checkpoints.js';
-import { closeWriterAndMaybeMark, markerSeenByProcess, noteWriterGone, noteWriterOpened } from '../logdir/clean-shutdown.js';
-import { loadRememberedConfig, rememberConfig } from './log-properties.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
+import { openPartition } from './log-open.js';
+import { PartitionCheckpoints } from './log-checkpoints.js';
+import { abandonLog, closeLog, type ClosingLog } from './log-close.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
 import { AppendGuard } from '../partition-state/idempotence.js';
 import { partitionProducerState } from '../partition-state/isolation.js';
@@ -31,12 +30,10 @@ import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
 import { wireWriteSide } from './write-side.js';
 import { SegmentChanges } from './segment-changes.js';
-import { stableOpenAttempts } from './open-stable.js';
+import { stableOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
-import { CLEANER_OFFSET_CHECKPOINT } from '../checkpoint.js';
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { RemovedFile, StepHook } from '../cleaner/swap.js';
-import { sleepSync } from '../cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
 import { compactionSchedule, type CompactionSchedule } from '../cleaner/schedule.js';
 import { LogMaintenance, type CompactionRound } from './log-maintenance.js';
@@ -64,8 +61,7 @@ export class Log {
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
   private readonly maintenance: LogMaintenance = new LogMaintenance(this);
-  private recoveryPoint: number;
-  private lastCheckpointedRecoveryPoint: number;
+  private readonly checkpoints: PartitionCheckpoints;
   private readonly lock: DirectoryLock | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
@@ -85,8 +81,7 @@ export class Log {
     this.lock = init.lock;
     this.segmentList = new LogSegments(init.segments);
     this.logStartOffset = init.logStartOffset;
-    this.recoveryPoint = init.recoveryPoint;
-    this.lastCheckpointedRecoveryPoint = init.recoveryPoint;
+    this.checkpoints = new PartitionCheckpoints(init.io, this.logDir, init.tp, init.recoveryPoint);
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
     this.snapshots = this.readOnly ? undefined : new ProducerSnapshotKeeper(this, init.recoveryPoint, (file, message) => this.onWarning({ file, message: `producer snapshot passed over: ${message}` }));
@@ -98,8 +93,8 @@ export class Log {
         readOnly: this.readOnly,
         segments: this.segmentList,
         ensureWritable: () => this.ensureWritable(),
-        advanceRecoveryPoint: (offset) => (this.recoveryPoint = Math.max(this.recoveryPoint, offset)),
-        checkpointRecoveryPoint: async () => (this.recoveryPoint === this.lastCheckpointedRecoveryPoint ? 0 : (await this.writeRecoveryPointAsync(), 2)),
+        advanceRecoveryPoint: (offset) => (this.checkpoints.recoveryPoint = Math.max(this.checkpoints.recoveryPoint, offset)),
+        checkpointRecoveryPoint: async () => (this.checkpoints.recoveryPoint === this.checkpoints.checkpointedRecoveryPoint ? 0 : (await this.checkpoints.writeRecoveryPointAsync(), 2)),
         onRolled: (newBaseOffset) => this.snapshots?.onRolled(newBaseOffset),
         syncRolledSnapshots: () => this.snapshots?.syncRolled() ?? Promise.resolve(0),
       },
@@ -125,69 +120,9 @@ export class Log {
     if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && cleanupPolicy(this.config.cleanupPolicy).compact) this.startCleaner(init.cleanerCheckIntervalMs);
   }
 
-  /** Opens (creating if allowed) a partition directory. */
+  /** Opens (creating if allowed) a partition directory (log-open.ts: lock, configs, the loader). */
   static open(dir: string, options: LogOptions = {}): Log {
-    const io = options.io ?? realIO;
-    const readOnly = options.readOnly ?? false;
-    const resolved = path.resolve(dir);
-    const onWarning = options.onWarning ?? (() => {});
-    let tp = parseTopicPartition(resolved);
-    let lock: DirectoryLock | undefined;
-    const st = io.stat(resolved);
-    if (st && !st.isDirectory) throw new LogtoolError('usage', 'not a directory (give a partition directory such as mytopic-0)', { file: dir });
-    if (readOnly) {
-      if (!st) throw new LogtoolError('not-found', 'no such directory', { file: dir });
-    } else {
-      tp = requireTopicPartition(resolved);
-      // The directory's shared checkpoints must be readable before anything changes (dir-checkpoints.ts);
-      // a LogManager checked them once for the whole directory.
-      if (!options.recovery?.directory) requireWritableCheckpoints(io, path.dirname(resolved));
-      if (!st) {
-        if (options.create === false) throw new LogtoolError('not-found', 'no such directory', { file: dir });
-        requireCanonicalNameToCreate(resolved, tp);
-        io.mkdirp(resolved);
-        io.syncDir(path.dirname(resolved));
-      }
-      lock = DirectoryLock.acquire(resolved);
-    }
-    try {
-      const remembered = loadRememberedConfig(io, resolved);
-      const config = resolveConfig(remembered, options.config);
-      if (!readOnly && options.config && options.rememberConfig !== false) rememberConfig(io, resolved, remembered, options.config);
-      const directoryMarker = readOnly ? undefined : markerSeenByProcess(path.dirname(resolved));
-      const loaded = loadLog({ io, dir: resolved, tp, config, readOnly, onWarning, discardLost: options.discardLost ?? false, directoryMarker, ...options.recovery });
-      if (!readOnly) {
-        // After a kill -9 the page cache may still hold data that never reached the disk. Sync
-        // what lies past the recovery point once, so the flushed position reported from this open
-        // on is true (cheap after a clean shutdown: nothing is dirty).
-        const segs = loaded.segments;
-        for (let i = 0; i < segs.length; i++) if (i === segs.length - 1 || segs[i + 1]!.baseOffset > loaded.recoveryPoint) segs[i]!.flushLog();
-        io.syncDir(resolved);
-      }
-      const log = new Log({
-        dir: resolved,
-        tp,
-        config,
-        io,
-        readOnly,
-        lock,
-        segments: loaded.segments,
-        logStartOffset: loaded.logStartOffset,
-        nextOffset: loaded.nextOffset,
-        recoveryPoint: loaded.recoveryPoint,
-        onWarning,
-        loadReport: loaded.report,
-        thoroughFlushIntervalMs: options.thoroughFlushIntervalMs,
-        retentionCheckIntervalMs: options.retentionCheckIntervalMs,
-        cleanerCheckIntervalMs: options.cleanerCheckIntervalMs,
-        scheduledByOwner: options.scheduledByOwner,
-      });
-      if (!readOnly) noteWriterOpened(resolved, loaded.markerContent);
-      return log;
-    } catch (e) {
-      lock?.release();
-      throw e;
-    }
+    return openPartition(dir, options, (init) => new Log(init));
   }
 
   /** Ascending by base offset; the last one is active. */
@@ -222,8 +157,8 @@ export class Log {
       written: { offset: a.nextOffset, segment: active.baseOffset, position: active.size + a.writeBufferBytes },
       committed: { offset: a.committedNextOffset, segment: active.baseOffset, position: active.size },
       flushed: { ...this.flusher.flushedPos },
-      recoveryPoint: this.recoveryPoint,
-      checkpointedRecoveryPoint: this.lastCheckpointedRecoveryPoint,
+      recoveryPoint: this.checkpoints.recoveryPoint,
+      checkpointedRecoveryPoint: this.checkpoints.checkpointedRecoveryPoint,
       bytes: { written: a.writtenTotal, committed: a.committedTotal, flushed: this.flusher.flushedTotal },
     };
   }
@@ -295,29 +230,9 @@ export class Log {
     return this.roller.roll(newBaseOffset);
   }
 
-  /** writeRecoveryPoint for the thorough flush: no lock wait or fsync blocks the event loop. */
-  private async writeRecoveryPointAsync(): Promise<void> {
-    if (!this.topicPartition) return;
-    const key = tpKey(this.topicPartition.topic, this.topicPartition.partition);
-    const rp = this.recoveryPoint;
-    await updateDirCheckpointAsync(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, key, rp);
-    this.lastCheckpointedRecoveryPoint = rp;
-  }
-
-  /** Persists the recovery point (after a flush; never ahead of flushed data). */
-  private writeRecoveryPoint(): void {
-    if (!this.topicPartition) return;
-    const tp = this.topicPartition;
-    const rp = this.recoveryPoint;
-    updateDirCheckpoint(this.io, this.logDir, RECOVERY_POINT_CHECKPOINT, tpKey(tp.topic, tp.partition), rp);
-    this.lastCheckpointedRecoveryPoint = rp;
-  }
-
   /** Persists the log start offset (only when above the first segment's base, as Kafka does). */
   writeLogStartOffset(): void {
-    if (!this.topicPartition) return;
-    const tp = this.topicPartition;
-    updateDirCheckpoint(this.io, this.logDir, LOG_START_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), this.logStartOffsetToCheckpoint);
+    this.checkpoints.writeLogStartOffset(this.logStartOffsetToCheckpoint);
   }
 
   /** The log-start-offset-checkpoint entry: the log start offset when above the first segment's base, else none. */
@@ -328,7 +243,7 @@ export class Log {
 
   /** The owner wrote `offset` as this log's recovery-point-offset-checkpoint entry (logdir/manager-work.ts). */
   noteRecoveryPointCheckpointed(offset: number): void {
-    this.lastCheckpointedRecoveryPoint = offset;
+    this.checkpoints.checkpointedRecoveryPoint = offset;
   }
 
   /**
@@ -489,15 +404,11 @@ export class Log {
 
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
   readCleanerCheckpoint(): number | undefined {
-    if (!this.topicPartition) return undefined;
-    const cp = readDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT);
-    return cp.get(tpKey(this.topicPartition.topic, this.topicPartition.partition));
+    return this.checkpoints.readCleanerOffset();
   }
 
   writeCleanerCheckpoint(offset: number): void {
-    if (!this.topicPartition) return;
-    const tp = this.topicPartition;
-    updateDirCheckpoint(this.io, this.logDir, CLEANER_OFFSET_CHECKPOINT, tpKey(tp.topic, tp.partition), offset);
+    this.checkpoints.writeCleanerOffset(offset);
   }
 
   /**
@@ -517,11 +428,7 @@ export class Log {
    * the event loop keeps serving other callers meanwhile.
    */
   static async openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Promise<Log> {
-    const attempts = Log.stableOpenAttempts(dir, options, timeoutMs);
-    for (let step = attempts.next(); ; step = attempts.next()) {
-      if (step.done) return step.value;
-      await new Promise((r) => setTimeout(r, step.value));
-    }
+    return untilStable(Log.stableOpenAttempts(dir, options, timeoutMs));
   }
 
   /**
@@ -530,11 +437,7 @@ export class Log {
    * A library embedding logtool uses openStable.
    */
   static openStableSync(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
-    const attempts = Log.stableOpenAttempts(dir, options, timeoutMs);
-    for (let step = attempts.next(); ; step = attempts.next()) {
-      if (step.done) return step.value;
-      sleepSync(step.value);
-    }
+    return untilStableSync(Log.stableOpenAttempts(dir, options, timeoutMs));
   }
 
   private static stableOpenAttempts(dir: string, options: Omit<LogOptions, 'readOnly'>, timeoutMs: number): Generator<number, Log, void> {
@@ -544,85 +447,43 @@ export class Log {
   // -------------------------------------------------------------------------------------------
   // Close
 
-  /**
-   * Kafka's shutdown of one log: commits and flushes everything (pending sync appends resolve as
-   * flushed), seals the active segment's indexes (final time-index entry, trimmed, fsynced),
-   * writes the recovery point (= log end offset) and the log-start-offset checkpoints, then the
-   * clean-shutdown marker (when no other writer holds a partition of the same log directory).
-   * Appends made once close has begun are refused.
-   */
+  /** Kafka's shutdown of one log (log-close.ts): flushed, indexes sealed, checkpoints and the clean-shutdown marker written. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    // Background jobs stop first; a compaction in progress (foreground or background, a dry run
-    // included) finishes before segments close, so nothing reads a closed segment or changes a
-    // file once the lock is released.
-    await this.maintenance.quiesce();
-    if (this.closed) return; // a concurrent close finished meanwhile
-    if (this.readOnly) {
-      this.closed = true;
-      for (const s of this.segments) s.closeQuietly();
-      return;
-    }
-    this.closed = true; // refuses appends from here on
-    let firstError: unknown;
-    try {
-      if (!this.backgroundError) {
-        await this.pipeline!.flushNow();
-        const active = this.activeSegment;
-        for (const s of this.segments) if (s !== active && s.dirty) s.flush();
-        active.onBecomeInactive();
-        active.flush(); // .log (already durable), then the trimmed indexes
-        this.io.syncDir(this.dir);
-        this.recoveryPoint = this.committedNextOffset;
-        this.flusher.markFlushedAt(this.committedNextOffset);
-        this.snapshots?.onClose(this.committedNextOffset); // Kafka's close: a producer snapshot at the log end
-        this.writeRecoveryPoint();
-        if (this.logStartOffset > this.segments[0]!.baseOffset) this.writeLogStartOffset();
-        closeWriterAndMaybeMark(this.io, this.dir);
-      }
-    } catch (e) {
-      firstError = e;
-    }
-    noteWriterGone(this.dir); // a failed close leaves the marker to the directory's other writers: absent
-    // Whatever failed above, every descriptor is closed and the lock released; the first failure
-    // is the one reported.
-    this.pipeline?.close();
-    // Delayed removals of retired segments run now, under the lock: none outlives close().
-    this.runPendingDeletionsQuietly();
-    for (const s of this.segments) {
-      try {
-        s.closeQuietly();
-      } catch (e) {
-        firstError ??= e;
-      }
-    }
-    try {
-      this.lock?.release();
-    } catch (e) {
-      firstError ??= e;
-    }
-    if (firstError !== undefined) throw firstError;
-  }
-
-  /** runPendingDeletions for close: a failure is a warning (the next open removes `.deleted` files). */
-  private runPendingDeletionsQuietly(): void {
-    try {
-      this.changes.runPendingDeletions();
-    } catch (e) {
-      this.onWarning({ file: this.dir, message: `removing deleted segment files failed: ${(e as Error).message}; the next open removes them` });
-    }
+    return closeLog(this.closing());
   }
 
   /** Simulates a crash for tests: drops locks and fds without flushing or trimming. */
   abandon(): void {
-    this.pipeline?.close();
-    this.maintenance.stopAll();
-    // A crashed process removes nothing later: the next open deletes the `.deleted` files.
-    this.changes.dropPendingDeletions();
-    this.closed = true;
-    for (const s of this.segments) s.closeQuietly();
-    if (!this.readOnly) noteWriterGone(this.dir);
-    this.lock?.release();
+    abandonLog(this.closing());
+  }
+
+  /** What close and abandon work on (log-close.ts): the parts, and live views of the state. */
+  private closing(): ClosingLog {
+    const log = this;
+    return {
+      io: this.io,
+      dir: this.dir,
+      readOnly: this.readOnly,
+      maintenance: this.maintenance,
+      pipeline: this.pipeline,
+      flusher: this.flusher,
+      changes: this.changes,
+      lock: this.lock,
+      get segments() { return log.segments; },
+      get activeSegment() { return log.activeSegment; },
+      get closed() { return log.closed; },
+      markClosed: () => (this.closed = true),
+      get backgroundError() { return log.backgroundError; },
+      get committedNextOffset() { return log.committedNextOffset; },
+      checkpointRecoveryPointAt: (offset) => {
+        this.checkpoints.recoveryPoint = offset;
+        this.checkpoints.writeRecoveryPoint();
+      },
+      get logStartOffset() { return log.logStartOffset; },
+      writeLogStartOffset: () => this.writeLogStartOffset(),
+      warn: (w) => this.onWarning(w),
+      snapshotAtClose: (offset) => this.snapshots?.onClose(offset),
+    };
   }
 
   get isClosed(): boolean {

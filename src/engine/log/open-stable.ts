@@ -5,7 +5,7 @@
  */
 import type { FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import { readGeneration } from '../cleaner/generation.js';
+import { readGeneration, sleepSync } from '../cleaner/generation.js';
 
 /** What the attempts open and close (a Log). */
 export interface Closable {
@@ -41,5 +41,21 @@ export function* stableOpenAttempts<L extends Closable>(io: FileIO, dir: string,
       if (error) throw error;
       throw new LogtoolError('io', `the directory kept changing for ${timeoutMs} ms; could not open a stable view`, { file: dir });
     }
+  }
+}
+
+/** Runs the attempts waiting on timers between them: the event loop keeps serving other callers (Log.openStable). */
+export async function untilStable<L>(attempts: Generator<number, L, void>): Promise<L> {
+  for (let step = attempts.next(); ; step = attempts.next()) {
+    if (step.done) return step.value;
+    await new Promise((r) => setTimeout(r, step.value));
+  }
+}
+
+/** Runs the attempts blocking the thread between them (Atomics.wait): for a command's synchronous open (Log.openStableSync). */
+export function untilStableSync<L>(attempts: Generator<number, L, void>): L {
+  for (let step = attempts.next(); ; step = attempts.next()) {
+    if (step.done) return step.value;
+    sleepSync(step.value);
   }
 }

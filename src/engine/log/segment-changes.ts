@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment, segmentFileName } from '../segment/segment.js';
 import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, type RetentionRules } from '../cleaner/retention.js';
@@ -62,7 +62,7 @@ export class SegmentChanges {
   /** Log.deleteRecordsBefore once the log end offset is known. */
   deleteRecordsBefore(offset: number, logEndOffset: number, opts: RetentionOptions): RetentionReport {
     const leo = logEndOffset;
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new LogtoolError('usage', `offset must be a non-negative integer, not ${offset}`);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(['offset'], `offset must be a non-negative integer, not ${offset}`);
     if (offset > leo) throw new LogtoolError('out-of-range', `offset ${offset} is beyond the log end offset ${leo}; records can only be deleted up to it`, { file: this.host.dir });
     const rules: RetentionRules = {
       logStartOffset: Math.max(this.host.logStartOffset(), offset),

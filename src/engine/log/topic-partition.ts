@@ -1,6 +1,6 @@
 /** Partition directory names: `<topic>-<partition>` (kafka-format.md §5.2). */
 import path from 'node:path';
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError, LogtoolError } from '../errors.js';
 
 export interface TopicPartition {
   topic: string;
@@ -71,13 +71,13 @@ export const MAX_TOPIC_NAME_LENGTH = 249;
 
 /**
  * A topic name as Kafka's Topic.validate checks it: not empty, not `.` or `..`, at most 249
- * characters of `[a-zA-Z0-9._-]`. Anything else is a usage error, so a name can never reach outside
+ * characters of `[a-zA-Z0-9._-]`. Anything else is an invalid-argument error (option `topic`), so a name can never reach outside
  * the log directory it is joined to (`../x`, `/abs`, `a/b`).
  */
 export function requireValidTopicName(topic: string): void {
   const shown = JSON.stringify(topic.length > 60 ? `${topic.slice(0, 60)}…` : topic);
-  if (topic.length === 0) throw new LogtoolError('usage', 'a topic name cannot be empty');
-  if (topic === '.' || topic === '..') throw new LogtoolError('usage', `topic name ${shown} is not allowed (Kafka refuses "." and "..")`);
-  if (topic.length > MAX_TOPIC_NAME_LENGTH) throw new LogtoolError('usage', `topic name ${shown} is ${topic.length} characters long; Kafka allows at most ${MAX_TOPIC_NAME_LENGTH}`);
-  if (!TOPIC_RE.test(topic)) throw new LogtoolError('usage', `topic name ${shown} contains characters Kafka does not allow (only ASCII letters, digits, '.', '_' and '-')`);
+  if (topic.length === 0) throw new InvalidArgumentError(['topic'], 'a topic name cannot be empty');
+  if (topic === '.' || topic === '..') throw new InvalidArgumentError(['topic'], `topic name ${shown} is not allowed (Kafka refuses "." and "..")`);
+  if (topic.length > MAX_TOPIC_NAME_LENGTH) throw new InvalidArgumentError(['topic'], `topic name ${shown} is ${topic.length} characters long; Kafka allows at most ${MAX_TOPIC_NAME_LENGTH}`);
+  if (!TOPIC_RE.test(topic)) throw new InvalidArgumentError(['topic'], `topic name ${shown} contains characters Kafka does not allow (only ASCII letters, digits, '.', '_' and '-')`);
 }

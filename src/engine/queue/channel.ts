@@ -29,7 +29,7 @@
  * checkpoint durably before returning; the position may point past data that was not yet flushed,
  * so after a power loss that shortens the log the channel reopens at the log end.
  */
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import type { AppendOptions, AppendResult, Log } from '../log/log.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import { ConsumerPositions, validateGroupName } from './consumer-positions.js';
@@ -122,7 +122,7 @@ const recordBytes = (r: RecordInput): number => {
 
 function positiveInt(name: string, v: number | undefined, def: number): number {
   const n = v ?? def;
-  if (!Number.isSafeInteger(n) || n < 1) throw new LogtoolError('usage', `${name} must be a positive integer, not ${v}`);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError([name], `${name} must be a positive integer, not ${v}`);
   return n;
 }
 
@@ -162,9 +162,9 @@ export class Channel {
     this.transactionCapacity = positiveInt('transactionCapacity', options.transactionCapacity, DEFAULT_TRANSACTION_CAPACITY);
     this.transactionCapacityBytes = positiveInt('transactionCapacityBytes', options.transactionCapacityBytes, DEFAULT_TRANSACTION_CAPACITY_BYTES);
     const keepAlive = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
-    if (!Number.isSafeInteger(keepAlive) || keepAlive < 0) throw new LogtoolError('usage', `keepAliveMs must be a non-negative integer, not ${options.keepAliveMs}`);
+    if (!Number.isSafeInteger(keepAlive) || keepAlive < 0) throw new InvalidArgumentError(['keepAliveMs'], `keepAliveMs must be a non-negative integer, not ${options.keepAliveMs}`);
     this.keepAliveMs = keepAlive;
-    if (this.transactionCapacity > this.capacity) throw new LogtoolError('usage', `transactionCapacity (${this.transactionCapacity}) must not exceed capacity (${this.capacity})`);
+    if (this.transactionCapacity > this.capacity) throw new InvalidArgumentError(['transactionCapacity', 'capacity'], `transactionCapacity (${this.transactionCapacity}) must not exceed capacity (${this.capacity})`);
     this.appendOptions = options.appendOptions ?? {};
     this.positions = new ConsumerPositions(log);
     // Below the log start restarts at the start; beyond the readable end (a lost tail) at the end.

@@ -26,7 +26,7 @@
 import path from 'node:path';
 import { realIO, type FileIO } from '../io.js';
 import type { Log } from '../log/log.js';
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { DirectoryLock } from '../log/lock.js';
 import { formatCheckpoint, parseCheckpoint, readSmallFile, writeFileAtomic } from '../checkpoint.js';
 
@@ -58,10 +58,10 @@ export interface CommitPositionOptions {
   force?: boolean;
 }
 
-/** Throws a usage error unless `group` can be stored in the checkpoint. */
+/** Throws an invalid-argument error (naming `group`) unless `group` can be stored in the checkpoint. */
 export function validateGroupName(group: string): void {
   if (typeof group !== 'string' || group.length === 0 || group.length > MAX_GROUP_NAME_CHARS || !GROUP_RE.test(group)) {
-    throw new LogtoolError('usage', `consumer group name must be 1 to ${MAX_GROUP_NAME_CHARS} printable ASCII characters without spaces, not ${JSON.stringify(group)}`);
+    throw new InvalidArgumentError(['group'], `consumer group name must be 1 to ${MAX_GROUP_NAME_CHARS} printable ASCII characters without spaces, not ${JSON.stringify(group)}`);
   }
 }
 
@@ -122,7 +122,7 @@ export class ConsumerPositions {
    */
   commit(group: string, offset: number, options: CommitPositionOptions = {}): void {
     validateGroupName(group);
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new LogtoolError('usage', `position must be a non-negative integer, not ${offset}`);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(['offset'], `position must be a non-negative integer, not ${offset}`);
     const start = this.log.logStartOffset;
     const end = this.logEndOffset();
     if (offset > end) throw new LogtoolError('out-of-range', `cannot commit position ${offset} for group ${group}: it is beyond the log end offset ${end}`, { file: this.log.dir });

@@ -5,7 +5,7 @@
  * index size.
  */
 import type { FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { LogtoolError, assert } from '../errors.js';
 
 export interface IndexOpenOptions {
   io: FileIO;
@@ -101,6 +101,15 @@ export abstract class AbstractIndex {
     const n = this.io.read(this.fd, this.scratch, 0, this.entrySize, i * this.entrySize);
     if (n < this.entrySize) this.scratch.fill(0, n);
     return this.scratch;
+  }
+
+  /** Reads entries [first, first + count) into `into` (a bounded block read; bytes past the file are zero). */
+  protected readEntries(first: number, count: number, into: Buffer): void {
+    if (this.fd === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
+    const bytes = count * this.entrySize;
+    assert(bytes <= into.length, `read of ${count} index entries into ${into.length} bytes`, { file: this.path });
+    const n = this.io.read(this.fd, into, 0, bytes, first * this.entrySize);
+    if (n < bytes) into.fill(0, Math.max(n, 0), bytes);
   }
 
   protected writeEntry(entry: Buffer): void {

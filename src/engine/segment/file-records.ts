@@ -26,7 +26,9 @@ import {
 
 /**
  * One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)` (only its header when not
- * `complete`: see entryBytes), valid until the next entry is read.
+ * `complete`: see entryBytes). The scanner never writes to a buffer again once it yielded an entry
+ * from it, so the entry's bytes, and the keys and values decoded from them as views, stay valid
+ * for as long as they are held (holding one keeps its whole buffer, up to chunkBytes, alive).
  */
 export interface LogEntry {
   /** Byte position of the entry in the file. */
@@ -74,11 +76,20 @@ export interface ScanOptions {
   chunkBytes?: number;
   /** An already-open fd (not closed by the scanner). */
   fd?: number;
+  /**
+   * Entries whose last offset is below this are passed over by their header alone, as Kafka's
+   * FileRecords.searchForOffsetWithSize does: not yielded, their CRC and offsets not checked (the
+   * structural checks still apply), their bodies not read. A lookup's way to the entry holding an
+   * offset from an index entry's position; `reachedOffset` tells whether it got there.
+   */
+  skipBelowOffset?: number;
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
 /** First read of a scan; random lookups rarely need more. */
 const INITIAL_CHUNK_BYTES = 16 << 10;
+/** Reads while passing over entries by their headers (skipBelowOffset): about one index interval. */
+const SKIP_READ_BYTES = 4 << 10;
 /** Default size above which an entry is not loaded whole by a scan: far above Kafka's max.message.bytes default (1 MiB). */
 export const DEFAULT_MAX_BUFFERED_ENTRY_BYTES = 64 << 20;
 /** Bytes of a legacy entry's header a scan needs: offset, size, CRC, magic, attributes, v1 timestamp. */
@@ -142,6 +153,8 @@ export class EntryScanner {
   end: ScanEnd = { kind: 'end' };
   /** Position just after the last valid entry. */
   validBytes: number;
+  /** With skipBelowOffset: whether an entry reaching that offset was met (even one that then failed a check). */
+  reachedOffset = false;
   private readonly opts: ScanOptions;
 
   constructor(opts: ScanOptions) {
@@ -165,36 +178,55 @@ export class EntryScanner {
       const base = this.opts.segmentBaseOffset;
       // Start small (a random lookup reads a few KiB), double on each refill up to chunkBytes (a
       // sequential scan soon reads in full chunks).
-      let buf = Buffer.allocUnsafe(Math.min(chunkBytes, INITIAL_CHUNK_BYTES, Math.max(fileEnd - (this.opts.startPosition ?? 0), HEADER_PROBE_BYTES)));
+      const skipBelow = this.opts.skipBelowOffset;
+      const firstRead = skipBelow === undefined ? INITIAL_CHUNK_BYTES : SKIP_READ_BYTES;
+      let buf = Buffer.allocUnsafe(Math.min(chunkBytes, firstRead, Math.max(fileEnd - (this.opts.startPosition ?? 0), HEADER_PROBE_BYTES)));
       let bufFilePos = this.opts.startPosition ?? 0; // file position of buf[0]
       let bufLen = 0;
+      let yielded = false;
       let position = bufFilePos;
       let prevLastOffset = -Infinity;
 
-      const ensure = (needed: number): boolean => {
-        // Make buf hold [position, position + needed). Returns false at end of file.
+      const ensure = (needed: number, readAhead = Infinity): boolean => {
+        // Make buf hold [position, position + needed), reading up to readAhead bytes from position
+        // (default: as much as the buffer holds; it grows to chunkBytes). False at end of file.
         const have = bufFilePos + bufLen - position;
         if (have >= needed) return true;
         if (position + needed > fileEnd) return false;
         // After an entry that was not buffered, position lies past the buffered bytes: keep none.
         const startInBuf = Math.min(position - bufFilePos, bufLen);
-        const grown = buf.length < chunkBytes ? Math.min(chunkBytes, buf.length * 2) : buf.length;
-        if (needed > buf.length || grown > buf.length) {
-          const bigger = Buffer.allocUnsafe(Math.max(needed, grown));
-          buf.copy(bigger, 0, startInBuf, bufLen);
-          buf = bigger;
+        const grown = buf.length < chunkBytes && readAhead === Infinity ? Math.min(chunkBytes, buf.length * 2) : buf.length;
+        if (needed > buf.length || grown > buf.length || yielded) {
+          // A buffer that entries were yielded from is never written again: the records decoded
+          // from it are views of its bytes (see LogEntry).
+          const fresh = Buffer.allocUnsafe(Math.max(needed, grown));
+          buf.copy(fresh, 0, startInBuf, bufLen);
+          buf = fresh;
+          yielded = false;
         } else if (startInBuf > 0) {
           buf.copy(buf, 0, startInBuf, bufLen);
         }
         bufLen -= startInBuf;
         bufFilePos = position;
         while (bufLen < needed) {
-          const want = Math.min(buf.length - bufLen, fileEnd - (bufFilePos + bufLen));
+          const want = Math.min(buf.length - bufLen, fileEnd - (bufFilePos + bufLen), Math.max(needed, readAhead) - bufLen);
           const n = io.read(fd, buf, bufLen, want, bufFilePos + bufLen);
           if (n <= 0) return false;
           bufLen += n;
         }
         return true;
+      };
+
+      // Whether the entry at `position` lies wholly below `offset`, read from its header alone (the
+      // same negative-delta check as every v2 batch gets), or why the scan ends there.
+      const below = (offset: number, size: number, magic: number): boolean | string => {
+        if (magic < 2) return readInt64(buf, position - bufFilePos) < offset; // a legacy entry's offset is its last
+        if (!ensure(Math.min(size, RECORD_BATCH_OVERHEAD), SKIP_READ_BYTES)) return 'shrank';
+        const p = position - bufFilePos;
+        const baseOffset = readInt64(buf, p);
+        const lastOffsetDelta = buf.readInt32BE(p + 23);
+        if (lastOffsetDelta < 0 || buf.readInt32BE(p + 57) < 0) return `batch at offset ${baseOffset} has a negative lastOffsetDelta or record count`;
+        return baseOffset + lastOffsetDelta < offset;
       };
 
       for (;;) {
@@ -204,7 +236,7 @@ export class EntryScanner {
           if (remaining > 0) this.end = { kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` };
           return;
         }
-        ensure(HEADER_PROBE_BYTES + 1);
+        ensure(HEADER_PROBE_BYTES + 1, skipBelow !== undefined && !this.reachedOffset ? SKIP_READ_BYTES : Infinity);
         let p = position - bufFilePos;
         const entrySizeField = buf.readInt32BE(p + 8);
         const magic = buf.readInt8(p + 16);
@@ -228,6 +260,18 @@ export class EntryScanner {
         if (magic > 2) {
           this.end = { kind: 'corrupt', position, reason: `unknown magic ${magic}` };
           return;
+        }
+        if (skipBelow !== undefined && !this.reachedOffset) {
+          const skip = below(skipBelow, size, magic);
+          if (typeof skip === 'string') {
+            this.end = skip === 'shrank' ? { kind: 'partial', position, bytes: remaining, reason: 'file shrank while reading' } : { kind: 'corrupt', position, reason: skip };
+            return;
+          }
+          if (skip) {
+            position += size;
+            continue;
+          }
+          this.reachedOffset = true;
         }
         const complete = size <= maxBufferedEntryBytes;
         if (!ensure(complete ? size : Math.min(size, magic >= 2 ? RECORD_BATCH_OVERHEAD : LEGACY_HEADER_BYTES))) {
@@ -286,6 +330,7 @@ export class EntryScanner {
           }
         }
         prevLastOffset = entry.lastOffset;
+        yielded = true;
         yield entry;
         position += size;
       }
@@ -293,6 +338,7 @@ export class EntryScanner {
       if (ownFd) io.close(fd);
     }
   }
+
 }
 
 /** A human description of how a scan ended, or undefined if it reached the end cleanly. */

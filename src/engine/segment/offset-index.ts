@@ -11,10 +11,15 @@ export interface OffsetPosition {
 }
 
 export const OFFSET_INDEX_ENTRY_BYTES = 8;
+/** Entries per block of lookup's cache (4 KiB), and the blocks kept per index (256 KiB at most). */
+const LOOKUP_BLOCK_ENTRIES = 512;
+const MAX_CACHED_BLOCKS = 64;
 
 export class OffsetIndex extends AbstractIndex {
   readonly entrySize = OFFSET_INDEX_ENTRY_BYTES;
   private lastOffsetCache: number;
+  /** lookup's cache: blocks of entries read, with how many of each were valid when read. */
+  private readonly blocks = new Map<number, { buf: Buffer; valid: number }>();
 
   constructor(opts: IndexOpenOptions) {
     super(opts, OFFSET_INDEX_ENTRY_BYTES);
@@ -48,10 +53,42 @@ export class OffsetIndex extends AbstractIndex {
     this.lastOffsetCache = offset;
   }
 
-  /** Largest entry with offset ≤ target, else (baseOffset, 0). */
+  /**
+   * Largest entry with offset ≤ target, else (baseOffset, 0). The binary search reads the index in
+   * blocks of LOOKUP_BLOCK_ENTRIES kept in a bounded cache (Kafka maps the index into memory; the
+   * searches' upper levels stay cached here), so a lookup costs at most a read or two, not one per
+   * probe. Entries below `entries` never change but by truncation, which drops the cache.
+   */
   lookup(target: number): OffsetPosition {
-    const i = this.floorIndex(target, (k) => this.entry(k).offset);
-    return i < 0 ? { offset: this.baseOffset, position: 0 } : this.entry(i);
+    const i = this.floorIndex(target, (k) => this.cachedEntry(k).offset);
+    return i < 0 ? { offset: this.baseOffset, position: 0 } : this.cachedEntry(i);
+  }
+
+  private cachedEntry(k: number): OffsetPosition {
+    const blockIndex = Math.floor(k / LOOKUP_BLOCK_ENTRIES);
+    const first = blockIndex * LOOKUP_BLOCK_ENTRIES;
+    let block = this.blocks.get(blockIndex);
+    if (!block || k - first >= block.valid) {
+      // A block read while the index had fewer entries is read again for the later ones.
+      if (!block && this.blocks.size >= MAX_CACHED_BLOCKS) this.blocks.clear();
+      const valid = Math.min(LOOKUP_BLOCK_ENTRIES, this.entries - first);
+      const buf = block?.buf ?? Buffer.allocUnsafe(LOOKUP_BLOCK_ENTRIES * OFFSET_INDEX_ENTRY_BYTES);
+      this.readEntries(first, valid, buf);
+      block = { buf, valid };
+      this.blocks.set(blockIndex, block);
+    }
+    const at = (k - first) * OFFSET_INDEX_ENTRY_BYTES;
+    return { offset: this.baseOffset + block.buf.readInt32BE(at), position: block.buf.readInt32BE(at + 4) };
+  }
+
+  override truncateToEntries(n: number): void {
+    this.blocks.clear();
+    super.truncateToEntries(n);
+  }
+
+  override close(): void {
+    this.blocks.clear();
+    super.close();
   }
 
   /** Drops entries with offset ≥ target (Kafka's truncateTo). */

@@ -221,7 +221,7 @@ export class LogSegment {
     this.lastAppendedOffset = prev;
   }
 
-  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean }): EntryScanner {
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number }): EntryScanner {
     return new EntryScanner({
       io: this.io,
       path: this.logPath,
@@ -230,6 +230,7 @@ export class LogSegment {
       endPosition: opts.endPosition ?? this.size,
       verifyCrc: opts.verifyCrc,
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
+      skipBelowOffset: opts.skipBelowOffset,
     });
   }
 

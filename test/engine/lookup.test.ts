@@ -1,0 +1,120 @@
+/**
+ * Offset lookups (Kafka's LogSegment.translateOffset and FileRecords.searchForOffsetWithSize, issue
+ * 15): a read from an offset reads the batch holding it, not the batches before it; the offset
+ * index's block cache follows appends and truncation; records below the offset are checked as
+ * every record is but not built.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Log, OffsetIndex, realIO, type FileIO } from '../../src/api.js';
+import { encodeBatch, readBatchHeader, RecordDecoder, type LogRecord } from '../../src/engine/format/record-batch.js';
+import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+
+afterAll(removeTempDirs);
+
+/** realIO, counting the bytes read from `.log` files. */
+function countingIO(): { io: FileIO; logBytesRead: () => number; reset: () => void } {
+  const paths = new Map<number, string>();
+  let bytes = 0;
+  const io: FileIO = {
+    ...realIO,
+    open(p, flags) {
+      const fd = realIO.open(p, flags);
+      paths.set(fd, p);
+      return fd;
+    },
+    read(fd, buf, offset, length, position) {
+      const n = realIO.read(fd, buf, offset, length, position);
+      if (paths.get(fd)?.endsWith('.log')) bytes += n;
+      return n;
+    },
+  };
+  return { io, logBytesRead: () => bytes, reset: () => (bytes = 0) };
+}
+
+describe('a read from an offset', () => {
+  it('reads the batch holding the offset and not the batches before it', async () => {
+    const dir = path.join(makeTempDir(), 'lookup-0');
+    const writer = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
+    // 40 batches of 200 records (about 22 KiB each): every batch gets an index entry.
+    for (let b = 0; b < 40; b++) await writer.append(Array.from({ length: 200 }, (_, i) => ({ key: null, value: Buffer.from(`r${b * 200 + i}`.padEnd(100, '.')) })));
+    await writer.close();
+    const batchBytes = fs.statSync(path.join(dir, '00000000000000000000.log')).size / 40;
+    const counting = countingIO();
+    const log = Log.open(dir, { readOnly: true, io: counting.io });
+    try {
+      for (const offset of [1, 199, 200, 4321, 7999, 5555]) {
+        counting.reset();
+        const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
+        expect(r?.offset).toBe(offset);
+        expect(r?.value?.toString()).toBe(`r${offset}`.padEnd(100, '.'));
+        // The batch, plus at most a few KiB of the one the index entry points at (its header).
+        expect(counting.logBytesRead()).toBeLessThan(batchBytes + 8 * 1024);
+      }
+    } finally {
+      await log.close();
+    }
+  });
+});
+
+describe('OffsetIndex.lookup', () => {
+  it('sees entries appended after a lookup cached their block, and forgets truncated ones', () => {
+    const file = path.join(makeTempDir(), '00000000000000000000.index');
+    const index = new OffsetIndex({ io: realIO, path: file, baseOffset: 0, maxIndexBytes: 8 * 4096, writable: true });
+    try {
+      for (let i = 1; i <= 700; i++) index.append(i * 10, i * 100);
+      expect(index.lookup(5_000)).toEqual({ offset: 5_000, position: 50_000 });
+      expect(index.lookup(7_005)).toEqual({ offset: 7_000, position: 70_000 });
+      index.append(7_010, 70_123); // in the block the last lookup read
+      expect(index.lookup(9_999)).toEqual({ offset: 7_010, position: 70_123 });
+      index.truncateTo(6_000); // drops 6000 and above
+      expect(index.lookup(9_999)).toEqual({ offset: 5_990, position: 59_900 });
+      index.append(6_500, 99_999);
+      expect(index.lookup(6_600)).toEqual({ offset: 6_500, position: 99_999 });
+      expect(index.lookup(5)).toEqual({ offset: 0, position: 0 });
+    } finally {
+      index.close();
+    }
+  });
+});
+
+describe('RecordDecoder with fromOffset', () => {
+  const batch = encodeBatch(
+    Array.from({ length: 5 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [{ key: 'h', value: Buffer.from(`${i}`) }] })),
+    { baseOffset: 100, nowMs: 1_700_000_000_000 },
+  );
+  const all = (b: Buffer, fromOffset?: number): LogRecord[] => {
+    const d = new RecordDecoder(b, 0, readBatchHeader(b, 0), { fromOffset });
+    const out: LogRecord[] = [];
+    for (let r = d.next(); r !== undefined; r = d.next()) out.push(r);
+    return out;
+  };
+
+  it('returns exactly the records at or above the offset, as a full decode does', () => {
+    expect(all(batch, 103)).toEqual(all(batch).filter((r) => r.offset >= 103));
+    expect(all(batch, 100)).toEqual(all(batch));
+    expect(all(batch, 105)).toEqual([]);
+  });
+
+  it('still checks the records it passes over: a malformed one fails the read as it does from the start', () => {
+    // Record 0's header count (its last field before the next record) claims one header more.
+    const bad = Buffer.from(batch);
+    const first = 61; // first record: length varint, attributes, timestamp delta, offset delta, key, value, header count
+    const length = bad[first]! >>> 1;
+    const headerCountAt = first + 1 + length - 5; // then "h"'s length, "h", the value's length, the value
+    expect(bad[headerCountAt]).toBe(2); // zig-zag 1
+    bad[headerCountAt] = 4; // two headers: the second runs past the record
+    const message = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'no error';
+    };
+    const fromStart = message(() => all(bad));
+    expect(fromStart).not.toBe('no error');
+    expect(message(() => all(bad, 103))).toBe(fromStart);
+  });
+});

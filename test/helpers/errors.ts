@@ -1,0 +1,15 @@
+/**
+ * The error a call throws, asserted to be of one class (LogtoolError's subclasses: InternalError,
+ * InvalidArgumentError …); a call that returns fails the test.
+ */
+import { expect } from 'vitest';
+
+export function thrown<E extends Error>(fn: () => unknown, errorClass: abstract new (...args: never[]) => E): E {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(errorClass);
+    return e as E;
+  }
+  throw new Error(`expected a ${errorClass.name}`);
+}

@@ -20,6 +20,7 @@ import { realIO, LogtoolError, LogSegment, segmentFileName } from '../api/format
 import { DirectoryLock, requireWritableCheckpoints, resolveConfig, loadRememberedConfig } from '../inspect/log.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseBaseOffset, rebuildSegmentIndexes, verifySegmentIndexFiles, type IndexDifference, type IndexScanResult } from '../inspect/format.js';
 import { verifySegmentIndexes } from '../inspect/indexes.js';
+import { rebuildTxnIndexes } from '../inspect/log.js';
 import { Output, colours, warn } from '../render/output.js';
 import { startProgress } from '../render/progress.js';
 import { formatBytes } from './recover.js';
@@ -48,6 +49,8 @@ interface SegmentOutcome {
   differenceCount?: number;
   differences?: IndexDifference[];
   problems?: string[];
+  /** Its `.txnindex` was rewritten from the markers (or, with --verify, differs from them). */
+  txnIndexRebuilt?: true;
 }
 
 /** The partition directory and the segment base offsets the argument names. */
@@ -126,6 +129,9 @@ function processSegments(dir: string, bases: number[], verify: boolean, indexInt
     outcomes.push(outcome);
     if (outcome.invalidTail || outcome.verdict === 'missing' || outcome.verdict === 'invalid') failed = true;
   }
+  // Kafka's recovery rewrites .txnindex too (LogSegment.recover): only where its bytes change.
+  const txn = new Set(rebuildTxnIndexes(realIO, dir, bases, indexIntervalBytes, verify));
+  for (const o of outcomes) if (txn.has(bases[outcomes.indexOf(o)]!)) o.txnIndexRebuilt = true;
   return { outcomes, failed };
 }
 

@@ -14,7 +14,7 @@ import { Command } from 'commander';
 import { realIO, LogtoolError } from '../api/format.js';
 import { Log, type LoadReport } from '../api/log.js';
 import { endDanglingTransactions, isLogtoolProducerId } from '../inspect/transactions.js';
-import { scanProducerState, DirectoryLock, requireWritableCheckpoints, requireTopicPartition, resolveConfig, loadRememberedConfig, loadLog, type LoadProgress, type PartitionStateChange } from '../inspect/log.js';
+import { partitionProducerState, DirectoryLock, requireWritableCheckpoints, requireTopicPartition, resolveConfig, loadRememberedConfig, loadLog, type LoadProgress, type PartitionStateChange } from '../inspect/log.js';
 import { Output, colours } from '../render/output.js';
 import { formatBytes, startProgress, type Progress } from '../render/progress.js';
 import { addTopicConfigOptions, configFromOptions } from './shared.js';
@@ -99,7 +99,7 @@ async function recoverForReal(dir: string, opts: RecoverOpts, onProgress: (p: Lo
 function hasDanglingTransaction(dir: string): boolean {
   const log = Log.openStableSync(dir, { onWarning: () => undefined });
   try {
-    return scanProducerState(log.segments).openTransactions().some((t) => isLogtoolProducerId(t.producerId));
+    return partitionProducerState(log).openTransactions().some((t) => isLogtoolProducerId(t.producerId));
   } finally {
     void log.close();
   }

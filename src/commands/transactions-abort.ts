@@ -8,7 +8,7 @@
 import { Command } from 'commander';
 import { LogtoolError } from '../api/format.js';
 import { abortTarget, abortTransaction } from '../inspect/abort-transaction.js';
-import { scanProducerState } from '../inspect/log.js';
+import { partitionProducerState } from '../inspect/log.js';
 import { Output } from '../render/output.js';
 import { closeAfter } from './close-after.js';
 import { openLog, parseInteger, type WarningCounter } from './shared.js';
@@ -44,7 +44,7 @@ Examples:
       // Refuse on a read-only open first: a refused abort opens nothing for writing, writes nothing.
       const reader = openLog(dir, { readOnly: true });
       try {
-        abortTarget(scanProducerState(reader.segments), { producerId: opts.producerId, producerEpoch: opts.producerEpoch }, reader.dir);
+        abortTarget(partitionProducerState(reader), { producerId: opts.producerId, producerEpoch: opts.producerEpoch }, reader.dir);
       } finally {
         await reader.close();
       }

@@ -15,7 +15,7 @@ import { realIO } from '../api/format.js';
 import { Output, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
 import { formatTimestamp } from '../render/timestamp.js';
-import { committedView } from '../inspect/log.js';
+import { collectAborted, committedView } from '../inspect/log.js';
 import { listLogDir, isBrokerLogDir } from '../inspect/logdir.js';
 import type { Log } from '../api/log.js';
 import { openLog, parseInteger, parseTime, type WarningCounter } from './shared.js';
@@ -54,7 +54,8 @@ export function partitionTransactions(log: Log, nowMs: number): PartitionTransac
     lastStableOffset: view.lastStableOffset,
     ...(view.highWatermark !== undefined ? { highWatermark: view.highWatermark } : {}),
     openTransactions: view.state.openTransactions().map((t) => ({ ...t, ageMs: nowMs - t.lastTimestamp })),
-    abortedTransactions: view.state.aborted.filter((t) => t.lastOffset >= log.logStartOffset),
+    // Marker order, as .txnindex keeps them: below the recovery point from it, above from the markers.
+    abortedTransactions: collectAborted(log, view.state, log.logStartOffset, Infinity).sort((a, b) => a.lastOffset - b.lastOffset),
   };
 }
 

@@ -8,7 +8,8 @@ export { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint } fr
 export { parseTopicPartition, requireTopicPartition, requireValidTopicName } from '../engine/log/topic-partition.js';
 export type { CompactionSchedule } from '../engine/cleaner/schedule.js';
 export { cleanupPolicy, configProperty, invocationConfigKeys, parsePropertyValue, propertyNames, propertyToKey, rememberedConfigKeys, resolveConfig, validateConfig } from '../engine/config.js';
-export { ISOLATION_LEVELS, type IsolationLevel, committedView, entryControlMarker, scanProducerState } from '../engine/partition-state/isolation.js';
+export { ISOLATION_LEVELS, type IsolationLevel, collectAborted, committedView, entryControlMarker, partitionProducerState, scanProducerState } from '../engine/partition-state/isolation.js';
+export { rebuildTxnIndexes } from '../engine/partition-state/txn-index-rebuild.js';
 export type { RetentionReport } from '../engine/cleaner/types.js';
 export { loadRememberedConfig } from '../engine/log/log-properties.js';
 export { PRODUCER_SNAPSHOT_SUFFIX } from '../engine/partition-state/producer-snapshot.js';

@@ -362,7 +362,7 @@ describe('buffered mode', () => {
 });
 
 describe('flush order, close and the clean-shutdown marker', () => {
-  it('flush() syncs sealed segments (log, then indexes), the active log, the directory, then the indexes and the checkpoint', async () => {
+  it('flush() syncs sealed segments (log, then indexes), the rolls\' producer snapshots, the active log, the directory, then the indexes and the checkpoint', async () => {
     const rec = new InstrumentedIO();
     const log = open({ flushMode: 'async', flushMs: 3_600_000, segmentBytes: 2000, indexIntervalBytes: 100 }, { io: rec.io });
     for (let i = 0; i < 15; i++) await log.append([{ value: value(i) }]); // ~170 B each → one roll
@@ -375,6 +375,7 @@ describe('flush order, close and the clean-shutdown marker', () => {
       `${sealed}.log`,
       `${sealed}.index`,
       `${sealed}.timeindex`,
+      `${active}.snapshot`, // the producer snapshot the roll wrote unsynced (Kafka: takeSnapshot(false))
       `${active}.log`,
       'dir:t-0',
       `${active}.index`,

@@ -25,7 +25,7 @@
 import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from '../format/compression.js';
 import { Attr, readBatchHeader, RECORD_BATCH_OVERHEAD, type BatchHeader } from '../format/record-batch.js';
-import { ProducerStateManager, TxnMetadata, type AbortedTxn, type ProducerState } from '../partition-state/producer-state.js';
+import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, TxnMetadata, type AbortedTxn, type ProducerState } from '../partition-state/producer-state.js';
 import type { FileIO } from '../io.js';
 import type { LogSegment } from '../segment/segment.js';
 import { BatchReader } from './batch-reader.js';
@@ -45,8 +45,7 @@ export { largestTimestamp } from './cleanable-range.js';
 export type { CleanedGroup, CleanReport } from './stats.js';
 export type { CleanableLog, CleanerOptions, CleanProgress } from './types.js';
 
-/** Kafka's producer.id.expiration.ms default: producers idle this long are no longer active. */
-export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
+export { DEFAULT_PRODUCER_ID_EXPIRATION_MS };
 
 // ---------------------------------------------------------------------------------------------
 // Producer state and transactions: partition-state/producer-state.ts (Kafka's ProducerStateManager)

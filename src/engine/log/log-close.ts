@@ -38,6 +38,8 @@ export interface ClosingLog {
   readonly logStartOffset: number;
   writeLogStartOffset(): void;
   warn(w: LogWarning): void;
+  /** Kafka's close takes a producer snapshot at the log end (partition-state/snapshot-keeper.ts). */
+  snapshotAtClose?(offset: number): void;
 }
 
 /**
@@ -72,6 +74,7 @@ export async function closeLog(log: ClosingLog): Promise<void> {
       log.io.syncDir(log.dir);
       const end = log.committedNextOffset;
       log.flusher.markFlushedAt(end);
+      log.snapshotAtClose?.(end);
       log.checkpointRecoveryPointAt(end);
       if (log.logStartOffset > log.segments[0]!.baseOffset) log.writeLogStartOffset();
       closeWriterAndMaybeMark(log.io, log.dir);

@@ -20,6 +20,8 @@ export interface FlushHost {
   advanceRecoveryPoint(offset: number): void;
   /** Persists the recovery point when it changed since last persisted; returns the fsyncs issued. */
   checkpointRecoveryPoint(): Promise<number>;
+  /** fdatasync of the producer snapshots rolls wrote unsynced; returns the fsyncs issued. */
+  syncRolledSnapshots?(): Promise<number>;
 }
 
 export class LogFlusher {
@@ -60,6 +62,7 @@ export class LogFlusher {
   /**
    * Makes everything committed durable, in this order (docs/durability.md):
    *   1. each segment sealed since the last flush: fdatasync `.log`, then `.index`, `.timeindex`;
+   *      then the producer snapshots those rolls wrote;
    *   2. fdatasync of the active `.log` (its indexes are rebuilt by recovery; the thorough flush
    *      syncs them too);
    *   3. fsync of the partition directory if segment files were created since the last flush.
@@ -119,6 +122,7 @@ export class LogFlusher {
         s.dirty = false;
         fsyncs += 3;
       }
+      if (sealed.length > 0) fsyncs += (await this.host.syncRolledSnapshots?.()) ?? 0;
       if (total > this.flushedTotal && active.size > 0) {
         await active.flushLogAsync();
         fsyncs++;

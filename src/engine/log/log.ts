@@ -24,6 +24,9 @@ import { PartitionCheckpoints } from './log-checkpoints.js';
 import { abandonLog, closeLog, type ClosingLog } from './log-close.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
 import { AppendGuard } from '../partition-state/idempotence.js';
+import { partitionProducerState } from '../partition-state/isolation.js';
+import { ProducerSnapshotKeeper } from '../partition-state/snapshot-keeper.js';
+import { indexAbortedTxn } from '../partition-state/abort-transaction.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
 import { wireWriteSide } from './write-side.js';
@@ -53,6 +56,8 @@ export class Log {
   private readonly segmentList: LogSegments;
   private readonly appender: AppendPath;
   private readonly appendGuard: AppendGuard;
+  /** Producer-state snapshots at roll and close (undefined when read-only). */
+  private readonly snapshots: ProducerSnapshotKeeper | undefined;
   private readonly roller: Roller;
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
@@ -69,7 +74,7 @@ export class Log {
 
   private constructor(init: LogInit) {
     this.dir = init.dir;
-    this.appendGuard = new AppendGuard(() => this.segments, init.dir);
+    this.appendGuard = new AppendGuard(() => partitionProducerState(this), init.dir);
     this.logDir = path.dirname(init.dir);
     this.topicPartition = init.tp;
     this.config = init.config;
@@ -82,6 +87,7 @@ export class Log {
     this.checkpoints = new PartitionCheckpoints(init.io, this.logDir, init.tp, init.recoveryPoint);
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
+    this.snapshots = this.readOnly ? undefined : new ProducerSnapshotKeeper(this, init.recoveryPoint, (file, message) => this.onWarning({ file, message: `producer snapshot passed over: ${message}` }));
     const writeSide = wireWriteSide(
       {
         io: this.io,
@@ -92,6 +98,8 @@ export class Log {
         ensureWritable: () => this.ensureWritable(),
         advanceRecoveryPoint: (offset) => (this.checkpoints.recoveryPoint = Math.max(this.checkpoints.recoveryPoint, offset)),
         checkpointRecoveryPoint: async () => (this.checkpoints.recoveryPoint === this.checkpoints.checkpointedRecoveryPoint ? 0 : (await this.checkpoints.writeRecoveryPointAsync(), 2)),
+        onRolled: (newBaseOffset) => this.snapshots?.onRolled(newBaseOffset),
+        syncRolledSnapshots: () => this.snapshots?.syncRolled() ?? Promise.resolve(0),
       },
       init.nextOffset,
       init.thoroughFlushIntervalMs,
@@ -182,6 +190,7 @@ export class Log {
     const baseOffset = this.nextOffset;
     const result = this.appender.append(records, options);
     this.appendGuard.appended(b, baseOffset);
+    this.snapshots?.noteAppend(b.producerId, baseOffset + records.length - 1);
     return result;
   }
 
@@ -206,8 +215,10 @@ export class Log {
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
     this.appendGuard.beforeEncoded(batch);
     const result = this.appender.appendEncoded(batch, options);
-    this.appendGuard.appendedEncoded(batch);
-    return result;
+    const aborted = this.appendGuard.appendedEncoded(batch);
+    this.snapshots?.noteEncoded(batch);
+    // Kafka's append adds an ABORT marker's completed transaction to its segment's .txnindex.
+    return aborted ? result.then((r) => (indexAbortedTxn(this, aborted), r)) : result;
   }
 
   /**
@@ -475,6 +486,7 @@ export class Log {
       get logStartOffset() { return log.logStartOffset; },
       writeLogStartOffset: () => this.writeLogStartOffset(),
       warn: (w) => this.onWarning(w),
+      snapshotAtClose: (offset) => this.snapshots?.onClose(offset),
     };
   }
 

@@ -24,6 +24,10 @@ export interface WriteSideHost {
   advanceRecoveryPoint(offset: number): void;
   /** Persists the recovery point when it changed; returns the fsyncs issued. */
   checkpointRecoveryPoint(): Promise<number>;
+  /** A roll created the segment at newBaseOffset (Kafka takes a producer snapshot there). */
+  onRolled?(newBaseOffset: number): void;
+  /** fdatasync of the producer snapshots rolls wrote; returns the fsyncs issued. */
+  syncRolledSnapshots?(): Promise<number>;
 }
 
 export interface WriteSide {
@@ -43,6 +47,7 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
       committed: () => ({ bytes: appender.committedTotal, offset: appender.committedNextOffset }),
       advanceRecoveryPoint: (offset) => host.advanceRecoveryPoint(offset),
       checkpointRecoveryPoint: () => host.checkpointRecoveryPoint(),
+      syncRolledSnapshots: () => host.syncRolledSnapshots?.() ?? Promise.resolve(0),
     },
     nextOffset,
   );
@@ -51,6 +56,7 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
     committedEndOffset: () => appender.committedNextOffset,
     onSealed: (sealed) => flusher.noteSealed(sealed),
     onRolled: () => {
+      host.onRolled?.(segments.active.baseOffset);
       flusher.noteDirChanged();
       // Kafka flushes the sealed segment asynchronously after a roll; so do we.
       pipeline?.requestFlush();

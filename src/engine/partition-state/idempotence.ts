@@ -2,7 +2,8 @@
  * Idempotent appends, checked as Kafka's broker checks a producer's batch (UnifiedLog
  * .analyzeAndValidateProducerState; ProducerStateEntry.findDuplicateBatch; ProducerAppendInfo
  * .checkProducerEpoch / checkSequence), against the producer state of the log
- * (producer-state.ts), built from the log at the first idempotent append and kept up to date:
+ * (producer-state.ts), loaded at the first idempotent append (newest usable snapshot plus the
+ * batches after it) and kept up to date:
  *
  * - a batch whose producer epoch and sequence range equal one of the producer's last five batches
  *   is a retried duplicate: it is not written again, the original offsets are returned;
@@ -14,9 +15,8 @@
  */
 import { LogtoolError } from '../errors.js';
 import { Attr, decodeRecords, readBatchHeader, RECORD_BATCH_OVERHEAD, type BatchHeader } from '../format/record-batch.js';
-import type { LogSegment } from '../segment/segment.js';
-import { markerOf, scanProducerState } from './isolation.js';
-import type { BatchMetadata, ProducerStateManager } from './producer-state.js';
+import { markerOf } from './producer-state-load.js';
+import type { AbortedTxn, BatchMetadata, ProducerStateManager } from './producer-state.js';
 
 export interface IdempotentBatch {
   producerId: number;
@@ -78,13 +78,14 @@ export function recordIdempotentBatch(state: ProducerStateManager, b: Idempotent
 export class AppendGuard {
   private state: ProducerStateManager | undefined;
 
+  /** `load`: the producer state of the log's files (producer-state-load.ts: snapshot plus tail). */
   constructor(
-    private readonly segments: () => readonly LogSegment[],
+    private readonly load: () => ProducerStateManager,
     private readonly dir: string,
   ) {}
 
   private ensure(): ProducerStateManager {
-    return (this.state ??= scanProducerState(this.segments()));
+    return (this.state ??= this.load());
   }
 
   /** Before append(): the duplicate's offsets, undefined to append; throws when Kafka would refuse. */
@@ -104,13 +105,18 @@ export class AppendGuard {
     if (batch.length >= RECORD_BATCH_OVERHEAD && readBatchHeader(batch, 0).producerId >= 0) this.ensure();
   }
 
-  /** After appendEncoded() set the batch's base offset. */
-  appendedEncoded(batch: Buffer): void {
+  /**
+   * After appendEncoded() set the batch's base offset. Returns the transaction an ABORT marker
+   * completed (what Kafka's append adds to the segment's `.txnindex`), if it completed one.
+   */
+  appendedEncoded(batch: Buffer): AbortedTxn | undefined {
     const h = readBatchHeader(batch, 0);
-    if (h.producerId < 0 || !this.state) return;
+    if (h.producerId < 0 || !this.state) return undefined;
+    const abortedBefore = this.state.aborted.length;
     this.state.update(h, () => {
       const r = decodeRecords(batch, 0, h)[0];
       return r ? markerOf(r.key, r.value) : undefined;
     });
+    return this.state.aborted.length > abortedBefore ? this.state.aborted[this.state.aborted.length - 1] : undefined;
   }
 }

@@ -11,19 +11,20 @@
  *
  * Aborted transactions come from `.txnindex` for markers below the recovery point (as Kafka's
  * fetch reads them) and, above it, from the markers themselves (data no recovery has indexed).
- * The last stable offset needs the producer state of the whole log: one scan of its batches.
+ * The last stable offset needs the producer state at the log end: the newest usable producer
+ * snapshot plus the batches after it (producer-state-load.ts).
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
 import type { LogSegment } from '../segment/segment.js';
 import { TXN_INDEX_SUFFIX, segmentFileName } from '../segment/segment-files.js';
 import type { LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords } from '../format/entry-records.js';
-import { controlTypeOf, isControl } from '../format/record-batch.js';
+import { isControl } from '../format/record-batch.js';
 import { REPLICATION_OFFSET_CHECKPOINT, readOffsetCheckpoint, tpKey } from '../checkpoint.js';
 import { isBrokerLogDir } from '../logdir/entries.js';
 import type { TopicPartition } from '../log/topic-partition.js';
-import { CONTROL_ABORT, CONTROL_COMMIT, ProducerStateManager, TxnMetadata, type ControlMarker } from './producer-state.js';
+import { ProducerStateManager, TxnMetadata } from './producer-state.js';
+import { entryControlMarker, loadProducerState, markerOf, replayBatches, type ProducerStateSource } from './producer-state-load.js';
 import { collectAbortedTxns, type AbortedTxn } from './transaction-index.js';
 
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
@@ -39,38 +40,27 @@ export interface PartitionSource {
   positions(): { recoveryPoint: number };
 }
 
-/** The control record of a control batch (undefined: no readable record). */
-export function entryControlMarker(entry: LogEntry): ControlMarker | undefined {
-  try {
-    const r = decodeEntryRecords(entry)[0];
-    return r ? markerOf(r.key, r.value) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A control record's marker from its key and value. */
-export function markerOf(key: Buffer | null, value: Buffer | null): ControlMarker | undefined {
-  const t = controlTypeOf(key);
-  if (!t) return undefined;
-  const endTxn = (t.type === CONTROL_ABORT || t.type === CONTROL_COMMIT) && value !== null && value.length >= 6;
-  return { type: t.type, coordinatorEpoch: endTxn ? value.readInt32BE(2) : -1 };
-}
+export { entryControlMarker, markerOf };
 
 /**
- * The producer state after every whole batch of the log (Kafka's loader replaying the log into
- * its ProducerStateManager). Stops quietly at a torn or corrupt entry: readers report those.
+ * The producer state after every whole batch of the log (Kafka's loader replaying the whole log
+ * into its ProducerStateManager, no snapshot). Stops quietly at a torn or corrupt entry: readers
+ * report those.
  */
 export function scanProducerState(segments: readonly LogSegment[], highWatermark?: number): ProducerStateManager {
   const state = new ProducerStateManager(highWatermark);
-  for (const seg of segments) {
-    const scanner = seg.scanner({});
-    for (const entry of scanner.entries()) {
-      if (entry.header) state.update(entry.header, () => entryControlMarker(entry));
-    }
-    if (scanner.end.kind !== 'end') break;
-  }
+  replayBatches(state, segments, -Infinity, Infinity);
   return state;
+}
+
+/**
+ * The producer state of a partition at its end, loaded as Kafka's loader does: the newest usable
+ * snapshot at or below the recovery point (and the high watermark: a transaction completed above
+ * it stays unstable, which a snapshot does not record), then the batches after it.
+ */
+export function partitionProducerState(log: ProducerStateSource & { positions(): { recoveryPoint: number } }, highWatermark?: number, onCorrupt?: (file: string, message: string) => void): ProducerStateManager {
+  const maxSnapshotOffset = Math.min(log.positions().recoveryPoint, highWatermark ?? Infinity);
+  return loadProducerState(log, { maxSnapshotOffset, highWatermark, onCorrupt }).state;
 }
 
 /**
@@ -98,12 +88,21 @@ export interface CommittedView {
 /** What a read_committed fetch from `fetchOffset` sees of the log (Kafka's fetch path). */
 export function committedView(log: PartitionSource, fetchOffset: number): CommittedView {
   const highWatermark = checkpointedHighWatermark(log.io, log.dir, log.topicPartition);
-  const state = scanProducerState(log.segments, highWatermark);
+  const state = partitionProducerState(log, highWatermark);
   const lastStableOffset = state.lastStableOffset(log.nextOffset);
   const upperBound = lastStableOffset;
+  const aborted = collectAborted(log, state, fetchOffset, upperBound);
+  return { lastStableOffset, highWatermark, upperBound, aborted, state };
+}
+
+/**
+ * The aborted transactions overlapping [fetchOffset, upperBound), by first offset: below the
+ * recovery point from the segments' `.txnindex` (UnifiedLog.collectAbortedTransactions), at and
+ * above it from the markers `state` replayed (it was loaded from a snapshot at or below it).
+ */
+export function collectAborted(log: PartitionSource, state: ProducerStateManager, fetchOffset: number, upperBound: number): AbortedTxn[] {
   const recoveryPoint = log.positions().recoveryPoint;
   const aborted: AbortedTxn[] = [];
-  // Below the recovery point: the segments' .txnindex (UnifiedLog.collectAbortedTransactions).
   const segs = log.segments;
   let first = 0;
   for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= fetchOffset) first = i;
@@ -113,10 +112,8 @@ export function committedView(log: PartitionSource, fetchOffset: number): Commit
     aborted.push(...found.aborted.filter((t) => t.lastOffset < recoveryPoint));
     if (found.complete) break;
   }
-  // At and above it: from the markers.
   for (const t of state.aborted) if (t.lastOffset >= recoveryPoint && t.lastOffset >= fetchOffset && t.firstOffset < upperBound) aborted.push(t);
-  aborted.sort((a, b) => a.firstOffset - b.firstOffset);
-  return { lastStableOffset, highWatermark, upperBound, aborted, state };
+  return aborted.sort((a, b) => a.firstOffset - b.firstOffset);
 }
 
 /** The consumer's read_committed filter over batches in offset order (CompletedFetch). */

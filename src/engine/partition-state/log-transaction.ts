@@ -19,7 +19,7 @@
 import { encodeBatch, type RecordInput } from '../format/record-batch.js';
 import { LogtoolError } from '../errors.js';
 import { abortTransaction, endTxnMarkerRecord, type AbortReport, type MarkerWritableLog } from './abort-transaction.js';
-import { scanProducerState } from './isolation.js';
+import { partitionProducerState } from './isolation.js';
 import { CONTROL_COMMIT, type ProducerStateManager } from './producer-state.js';
 
 /** First producer id logtool allocates (2^52: exact in a double, far above a cluster's ids). */
@@ -34,7 +34,7 @@ export interface TransactionalLog extends MarkerWritableLog {
 }
 
 /** Ends every open transaction of a logtool producer id with an ABORT marker; returns them. */
-export async function endDanglingTransactions(log: TransactionalLog, state: ProducerStateManager = scanProducerState(log.segments)): Promise<AbortReport[]> {
+export async function endDanglingTransactions(log: TransactionalLog, state: ProducerStateManager = partitionProducerState(log)): Promise<AbortReport[]> {
   const out: AbortReport[] = [];
   for (const t of state.openTransactions()) if (isLogtoolProducerId(t.producerId)) out.push(await abortTransaction(log, { producerId: t.producerId }));
   return out;
@@ -72,9 +72,9 @@ export class LogTransaction {
   }
 
   static async begin(log: TransactionalLog): Promise<LogTransaction> {
-    const state = scanProducerState(log.segments);
+    const state = partitionProducerState(log);
     const ended = await endDanglingTransactions(log, state);
-    const after = ended.length > 0 ? scanProducerState(log.segments) : state;
+    const after = ended.length > 0 ? partitionProducerState(log) : state;
     return new LogTransaction(log, allocateProducerId(after), ended);
   }
 

@@ -33,6 +33,8 @@ export interface ProducerState {
   lastDataOffset: number;
   /** Sequence of the last record of that batch (−1 = none or not idempotent). */
   lastSequence: number;
+  /** Last offset minus first offset of that batch (0 = none; Kafka's lastOffsetDelta). */
+  lastOffsetDelta: number;
   lastTimestamp: number;
   /** Coordinator epoch of the producer's last end-transaction marker; −1 = none. */
   coordinatorEpoch: number;
@@ -53,6 +55,9 @@ export interface BatchMetadata {
   firstOffset: number;
   lastOffset: number;
 }
+
+/** Kafka's producer.id.expiration.ms default: producers idle this long are no longer active. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 
 /** Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN. */
 export const NUM_BATCHES_TO_RETAIN = 5;
@@ -95,13 +100,14 @@ export class ProducerStateManager {
     if (pid < 0) return;
     let p = this.producers.get(pid);
     if (!p) {
-      p = { producerId: pid, epoch: h.producerEpoch, lastDataOffset: -1, lastSequence: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirst: -1, txnLast: -1, partitionLeaderEpoch: -1, batches: [] };
+      p = { producerId: pid, epoch: h.producerEpoch, lastDataOffset: -1, lastSequence: -1, lastOffsetDelta: 0, lastTimestamp: -1, coordinatorEpoch: -1, txnFirst: -1, txnLast: -1, partitionLeaderEpoch: -1, batches: [] };
       this.producers.set(pid, p);
     }
     // Kafka's maybeUpdateProducerEpoch: a new epoch clears the batch metadata.
     if (h.producerEpoch !== p.epoch) {
       p.lastDataOffset = -1;
       p.lastSequence = -1;
+      p.lastOffsetDelta = 0;
       p.batches = [];
       p.epoch = h.producerEpoch;
     }
@@ -114,6 +120,7 @@ export class ProducerStateManager {
       return;
     }
     p.lastDataOffset = last;
+    p.lastOffsetDelta = h.lastOffsetDelta;
     p.lastSequence = h.baseSequence < 0 ? -1 : (h.baseSequence + h.lastOffsetDelta) % 0x80000000;
     if (h.baseSequence >= 0) {
       p.batches.push({ firstSeq: h.baseSequence, lastSeq: p.lastSequence, firstOffset: h.baseOffset, lastOffset: last });
@@ -126,6 +133,15 @@ export class ProducerStateManager {
       }
       p.txnLast = last;
     }
+  }
+
+  /**
+   * Kafka's loadProducerEntry: one producer as a snapshot recorded it (its open transaction, if
+   * any, becomes ongoing). Producers are loaded before any batch is replayed.
+   */
+  loadEntry(p: ProducerState): void {
+    this.producers.set(p.producerId, p);
+    if (p.txnFirst >= 0) this.ongoing.add(p.producerId);
   }
 
   /** Kafka's appendEndTxnMarker + completeTxn: only a non-empty transaction is completed. */

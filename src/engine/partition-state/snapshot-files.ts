@@ -48,11 +48,14 @@ export function newestUsableSnapshot(io: FileIO, dir: string, maxOffset: number,
   return undefined;
 }
 
-/** Writes `<offset>.snapshot` in Kafka's format, atomically and durably (Kafka: takeSnapshot). */
-export function writeProducerSnapshot(io: FileIO, dir: string, offset: number, entries: readonly ProducerSnapshotEntry[]): string {
+/**
+ * Writes `<offset>.snapshot` in Kafka's format, atomically and (unless `durable: false`, Kafka's
+ * takeSnapshot(sync = false) at a roll, synced by the next flush) durably (Kafka: takeSnapshot).
+ */
+export function writeProducerSnapshot(io: FileIO, dir: string, offset: number, entries: readonly ProducerSnapshotEntry[], opts: { durable?: boolean } = {}): string {
   assert(Number.isSafeInteger(offset) && offset >= 0, `producer snapshot offset ${offset} is not a non-negative integer`);
   const file = path.join(dir, segmentFileName(offset, PRODUCER_SNAPSHOT_SUFFIX));
-  writeFileAtomic(io, file, encodeProducerSnapshot(entries));
+  writeFileAtomic(io, file, encodeProducerSnapshot(entries), opts);
   return file;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Segment recovery (Kafka's LogLoader.recoverSegment / LogSegment.recover, kafka-format.md §10.3):
- * each planned segment validated batch by batch and its indexes rebuilt; at the first invalid
+ * each planned segment validated batch by batch and its indexes rebuilt (its `.txnindex` from the
+ * markers, written only when it changes: txn-index-rebuild.ts); at the first invalid
  * batch the segment is truncated — the cut-off bytes kept in lost+found/ first (unless
  * discarding), durably — and, for a segment of the recovered range, every later segment is
  * dropped (moved to lost+found/). A dry run scans and counts, and changes nothing.
@@ -11,6 +12,7 @@ import { TXN_INDEX_SUFFIX, segmentFileName, type LogSegment } from '../segment/s
 import { countingSink, scanAndIndex } from './index-rebuilder.js';
 import { truncateTxnIndex } from './index-sanity.js';
 import type { LoadContext } from './load-context.js';
+import { TxnIndexRebuilder } from '../partition-state/txn-index-rebuild.js';
 import { finalName } from './load-report.js';
 import { zerosLoseFlushedData, type RecoveryTask } from './recovery-plan.js';
 
@@ -34,6 +36,8 @@ export function recoverSegments(ctx: LoadContext, segments: LogSegment[], tasks:
   const bytesTotal = ordered.reduce((n, s) => n + s.size, 0);
   let bytesBefore = 0;
   let activeResult: { nextOffset: number | undefined } | undefined;
+  // Kafka's LogSegment.recover rebuilds the .txnindex too, from the producer state at the segment's base.
+  const txnIndexes = new TxnIndexRebuilder({ io: ctx.io, dir: ctx.dir, segments }, ordered[0]?.baseOffset ?? -1);
   for (const seg of ordered) {
     if (!segments.includes(seg)) break; // dropped by an earlier truncation
     const sizeBefore = seg.size;
@@ -53,12 +57,10 @@ export function recoverSegments(ctx: LoadContext, segments: LogSegment[], tasks:
     if (seg === segments[segments.length - 1]) activeResult = r;
     const zeroTail = r.end.kind === 'end' ? r.end.zeroTail : undefined;
     const next = segments[segments.indexOf(seg) + 1];
-    if (zeroTail && !zerosLoseFlushedData(r.nextOffset ?? seg.baseOffset, next?.baseOffset, ctx.report.recoveryPoint)) {
-      trimZeroTail(ctx, seg, zeroTail.position, r.nextOffset);
-      continue;
-    }
-    if (r.validBytes >= sizeBefore) continue;
-    if (truncateSegment(ctx, segments, seg, tasks.get(seg)!, r, sizeBefore)) activeResult = r;
+    if (zeroTail && !zerosLoseFlushedData(r.nextOffset ?? seg.baseOffset, next?.baseOffset, ctx.report.recoveryPoint)) trimZeroTail(ctx, seg, zeroTail.position, r.nextOffset);
+    else if (r.validBytes < sizeBefore && truncateSegment(ctx, segments, seg, tasks.get(seg)!, r, sizeBefore)) activeResult = r;
+    const txnIndex = path.join(ctx.dir, segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
+    if (!ctx.dryRun && txnIndexes.rebuild(seg, txnIndex)) report.indexesRebuilt.push(finalName(txnIndex));
   }
   return activeResult;
 }

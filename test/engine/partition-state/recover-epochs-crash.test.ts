@@ -74,6 +74,7 @@ async function initialImage(logDir: string, c: Case): Promise<CrashState> {
   expect(segments).toBeGreaterThan(3);
   expect(log.segments.indexOf(seg) === segments - 1).toBe(c.lastSegment);
   writeFileAtomic(io, path.join(dir, LEADER_EPOCH_CHECKPOINT), formatLeaderEpochCheckpoint(c.epochs));
+  for (const s of listProducerSnapshots(io, dir)) io.unlink(s.file); // the log's own (its rolls and close): the case plants its own
   for (const o of c.snapshots) writeProducerSnapshot(io, dir, o, []);
   const state = io.liveState();
   const logFile = seg.logPath;

@@ -37,7 +37,7 @@ describe('directories without segments', () => {
     expect(json(compact.stdout)[0]).toMatchObject({ ok: true, dryRun: true, recordsRemoved: 0, bytesRemoved: 0 });
     expect([read.code, read.stdout]).toEqual([0, '']);
     expect(segments.code).toBe(0);
-    expect(json(segments.stdout)).toEqual([{ summary: true, segments: 0, logStartOffset: 0, logEndOffset: 0, sizeBytes: 0 }]);
+    expect(json(segments.stdout)).toEqual([{ summary: true, leaderEpochs: [], segments: 0, logStartOffset: 0, logEndOffset: 0, sizeBytes: 0 }]);
     // Nothing consumed, nothing committed: no file appeared.
     expect(fs.readdirSync(dir)).toEqual([]);
   });

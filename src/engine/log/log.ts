@@ -96,8 +96,8 @@ export class Log {
         readOnly: this.readOnly,
         segments: this.segmentList,
         ensureWritable: () => this.ensureWritable(),
-        advanceRecoveryPoint: (offset) => (this.checkpoints.recoveryPoint = Math.max(this.checkpoints.recoveryPoint, offset)),
-        checkpointRecoveryPoint: async () => (this.checkpoints.recoveryPoint === this.checkpoints.checkpointedRecoveryPoint ? 0 : (await this.checkpoints.writeRecoveryPointAsync(), 2)),
+        advanceRecoveryPoint: (offset) => this.checkpoints.advanceRecoveryPoint(offset),
+        checkpointRecoveryPoint: () => this.checkpoints.checkpointRecoveryPointIfChanged(),
         onRolled: (newBaseOffset) => this.snapshots?.onRolled(newBaseOffset),
         syncRolledSnapshots: () => this.snapshots?.syncRolled() ?? Promise.resolve(0),
       },
@@ -479,10 +479,7 @@ export class Log {
       markClosed: () => (this.closed = true),
       get backgroundError() { return log.backgroundError; },
       get committedNextOffset() { return log.committedNextOffset; },
-      checkpointRecoveryPointAt: (offset) => {
-        this.checkpoints.recoveryPoint = offset;
-        this.checkpoints.writeRecoveryPoint();
-      },
+      checkpointRecoveryPointAt: (offset) => this.checkpoints.checkpointRecoveryPointAt(offset),
       get logStartOffset() { return log.logStartOffset; },
       writeLogStartOffset: () => this.writeLogStartOffset(),
       warn: (w) => this.onWarning(w),

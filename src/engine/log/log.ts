@@ -23,10 +23,7 @@ import { openPartition } from './log-open.js';
 import { PartitionCheckpoints } from './log-checkpoints.js';
 import { abandonLog, closeLog, type ClosingLog } from './log-close.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
-import { AppendGuard } from '../partition-state/idempotence.js';
-import { partitionProducerState } from '../partition-state/isolation.js';
-import { ProducerSnapshotKeeper } from '../partition-state/snapshot-keeper.js';
-import { indexAbortedTxn } from '../partition-state/abort-transaction.js';
+import { ProducerAppends } from './producer-appends.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
 import { wireWriteSide } from './write-side.js';
@@ -55,9 +52,8 @@ export class Log {
   logStartOffset: number;
   private readonly segmentList: LogSegments;
   private readonly appender: AppendPath;
-  private readonly appendGuard: AppendGuard;
-  /** Producer-state snapshots at roll and close (undefined when read-only). */
-  private readonly snapshots: ProducerSnapshotKeeper | undefined;
+  /** The idempotence guard and producer snapshots (producer-appends.ts). */
+  private readonly producers: ProducerAppends;
   private readonly roller: Roller;
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
@@ -74,7 +70,6 @@ export class Log {
 
   private constructor(init: LogInit) {
     this.dir = init.dir;
-    this.appendGuard = new AppendGuard(() => partitionProducerState(this), init.dir);
     this.logDir = path.dirname(init.dir);
     this.topicPartition = init.tp;
     this.config = init.config;
@@ -87,7 +82,7 @@ export class Log {
     this.checkpoints = new PartitionCheckpoints(init.io, this.logDir, init.tp, init.recoveryPoint);
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
-    this.snapshots = this.readOnly ? undefined : new ProducerSnapshotKeeper(this, init.recoveryPoint, (file, message) => this.onWarning({ file, message: `producer snapshot passed over: ${message}` }));
+    this.producers = new ProducerAppends(this, () => this.ensureWritable(), this.readOnly, init.recoveryPoint);
     const writeSide = wireWriteSide(
       {
         io: this.io,
@@ -98,8 +93,8 @@ export class Log {
         ensureWritable: () => this.ensureWritable(),
         advanceRecoveryPoint: (offset) => this.checkpoints.advanceRecoveryPoint(offset),
         checkpointRecoveryPoint: () => this.checkpoints.checkpointRecoveryPointIfChanged(),
-        onRolled: (newBaseOffset) => this.snapshots?.onRolled(newBaseOffset),
-        syncRolledSnapshots: () => this.snapshots?.syncRolled() ?? Promise.resolve(0),
+        onRolled: (newBaseOffset) => this.producers.snapshots?.onRolled(newBaseOffset),
+        syncRolledSnapshots: () => this.producers.snapshots?.syncRolled() ?? Promise.resolve(0),
       },
       init.nextOffset,
       init.thoroughFlushIntervalMs,
@@ -182,16 +177,7 @@ export class Log {
    * resolves when the batch is acknowledged under the flush mode (see AppendResult.status).
    */
   append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
-    // Idempotent producer fields are checked as Kafka's broker checks them (partition-state/idempotence.ts).
-    const b = { producerId: options.producerId ?? -1, producerEpoch: options.producerEpoch ?? -1, baseSequence: options.control ? -1 : (options.baseSequence ?? -1), count: records.length, transactional: options.transactional, control: options.control ? records[0] : undefined };
-    if (b.producerId >= 0) this.ensureWritable();
-    const dup = this.appendGuard.check(b);
-    if (dup) return Promise.resolve({ baseOffset: dup.firstOffset, lastOffset: dup.lastOffset, count: records.length, status: 'written', duplicate: true });
-    const baseOffset = this.nextOffset;
-    const result = this.appender.append(records, options);
-    this.appendGuard.appended(b, baseOffset);
-    this.snapshots?.noteAppend(b.producerId, baseOffset + records.length - 1);
-    return result;
+    return this.producers.append(this.appender, records, options);
   }
 
   /**
@@ -213,12 +199,7 @@ export class Log {
    * LogAppendTime.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
-    this.appendGuard.beforeEncoded(batch);
-    const result = this.appender.appendEncoded(batch, options);
-    const aborted = this.appendGuard.appendedEncoded(batch);
-    this.snapshots?.noteEncoded(batch);
-    // Kafka's append adds an ABORT marker's completed transaction to its segment's .txnindex.
-    return aborted ? result.then((r) => (indexAbortedTxn(this, aborted), r)) : result;
+    return this.producers.appendEncoded(this.appender, batch, options);
   }
 
   /**
@@ -483,7 +464,7 @@ export class Log {
       get logStartOffset() { return log.logStartOffset; },
       writeLogStartOffset: () => this.writeLogStartOffset(),
       warn: (w) => this.onWarning(w),
-      snapshotAtClose: (offset) => this.snapshots?.onClose(offset),
+      snapshotAtClose: (offset) => this.producers.snapshots?.onClose(offset),
     };
   }
 

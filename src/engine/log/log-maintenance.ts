@@ -5,9 +5,9 @@
  * close that waits for any compaction in progress.
  */
 import { LogtoolError } from '../errors.js';
-import type { CleanReport } from '../cleaner/cleaner.js';
+import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { CompactionSchedule } from '../cleaner/schedule.js';
-import type { RetentionReport } from '../cleaner/types.js';
+import type { CleanableLog, RetentionReport } from '../cleaner/types.js';
 import { PeriodicTask } from '../cleaner/periodic-task.js';
 import type { LogWarning } from './log-types.js';
 
@@ -16,13 +16,24 @@ export interface CompactionRound {
   report?: CleanReport;
 }
 
-/** What the background tasks do to the log. */
-export interface MaintainedLog {
-  readonly dir: string;
+/** What retention and compaction do to the log. */
+export interface MaintainedLog extends CleanableLog {
   readonly isClosed: boolean;
+  readonly readOnly: boolean;
   applyRetention(): RetentionReport;
-  compactIfNeeded(): Promise<CompactionRound>;
+  compactionSchedule(opts: { nowMs?: number; fromStart?: boolean }): CompactionSchedule;
+  flush(): Promise<void>;
   warn(w: LogWarning): void;
+}
+
+/** The log's internals maintenance needs. */
+export interface MaintenanceHooks {
+  /** Throws when the log is closed, read-only or failed. */
+  ensureWritable(): void;
+  /** A LogManager runs this log's background schedule. */
+  readonly scheduledByOwner: boolean;
+  /** segment-changes.ts: the directory removed files are kept in. */
+  keepDirFor(keepDir: string | undefined): string | undefined;
 }
 
 export class LogMaintenance {
@@ -38,8 +49,17 @@ export class LogMaintenance {
   /** Background compactions run so far (those the schedule asked for). */
   backgroundCompactions = 0;
 
-  constructor(log: MaintainedLog) {
+  constructor(
+    log: MaintainedLog,
+    private readonly hooks: MaintenanceHooks,
+  ) {
     this.log = log;
+  }
+
+  /** A log its LogManager schedules takes no timer of its own (no double scheduling). */
+  private refuseOwnSchedule(): void {
+    this.hooks.ensureWritable();
+    if (this.hooks.scheduledByOwner) throw new LogtoolError('usage', "this log's retention and cleaner run on its LogManager's schedule", { file: this.log.dir });
   }
 
   /** A compaction is running. */
@@ -71,6 +91,7 @@ export class LogMaintenance {
   }
 
   startRetention(intervalMs: number, onResult?: (r: RetentionReport) => void): void {
+    this.refuseOwnSchedule();
     this.stopRetention();
     this.retentionTask = this.schedule(intervalMs, 'retention', () => this.log.applyRetention(), (r) => onResult?.(r));
   }
@@ -80,20 +101,42 @@ export class LogMaintenance {
   }
 
   startCleaner(intervalMs: number, onResult?: (r: CompactionRound) => void): void {
+    this.refuseOwnSchedule();
     this.stopCleaner();
     const onRound = (r: CompactionRound) => {
       if (r.report) this.backgroundCompactions++;
       onResult?.(r);
     };
-    this.cleanerTask = this.schedule(intervalMs, 'compaction', () => this.log.compactIfNeeded(), onRound, (e) => (this.cleanerError = e));
+    this.cleanerTask = this.schedule(intervalMs, 'compaction', () => this.compactIfNeeded(), onRound, (e) => (this.cleanerError = e));
   }
 
   stopCleaner(): void {
     void this.cleanerTask?.stop();
   }
 
+  /** Log.compactIfNeeded: compacts only when the schedule says so. */
+  async compactIfNeeded(opts: CleanerOptions = {}): Promise<CompactionRound> {
+    const schedule = this.log.compactionSchedule({ nowMs: opts.nowMs, fromStart: opts.fromStart });
+    if (!schedule.needed) return { schedule };
+    return { schedule, report: await this.compact({ nowMs: schedule.nowMs, ...opts }) };
+  }
+
+  /** Log.compact: one compaction by the cleaner's rules (cleaner/cleaner.ts). */
+  async compact(opts: CleanerOptions): Promise<CleanReport> {
+    const log = this.log;
+    if (!opts.dryRun) this.hooks.ensureWritable();
+    if (log.isClosed) throw new LogtoolError('closed', 'log is closed', { file: log.dir });
+    return this.compactOnce(async () => {
+      // Sealed segments and their indexes durable before they are read and replaced.
+      if (!log.readOnly) await log.flush();
+      // The cleaner's modules load on the first compaction: a log that is only read or appended to never loads them.
+      const { cleanLog } = await import('../cleaner/cleaner.js');
+      return cleanLog(log, { deleteDelayMs: log.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.hooks.keepDirFor(opts.keepRemovedDir) });
+    });
+  }
+
   /** Runs one compaction, refusing a second while one runs; quiesce() waits for it. */
-  compactOnce(run: () => Promise<CleanReport>): Promise<CleanReport> {
+  private compactOnce(run: () => Promise<CleanReport>): Promise<CleanReport> {
     if (this.cleaning) throw new LogtoolError('usage', 'a compaction of this log is already running', { file: this.log.dir });
     this.cleaning = true;
     const running = (async () => {

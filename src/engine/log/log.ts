@@ -57,7 +57,7 @@ export class Log {
   private readonly roller: Roller;
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
-  private readonly maintenance: LogMaintenance = new LogMaintenance(this);
+  private readonly maintenance: LogMaintenance;
   private readonly checkpoints: PartitionCheckpoints;
   private readonly lock: DirectoryLock | undefined;
   private readonly ownFiles: FileDescriptorCache | undefined;
@@ -113,6 +113,7 @@ export class Log {
       warn: (w) => this.onWarning(w),
     });
     this.scheduledByOwner = init.scheduledByOwner === true;
+    this.maintenance = new LogMaintenance(this, { ensureWritable: () => this.ensureWritable(), scheduledByOwner: this.scheduledByOwner, keepDirFor: (d) => this.changes.keepDirFor(d) });
     if (this.scheduledByOwner) return; // the owner's schedule replaces the log's own (logdir/manager-schedule.ts)
     if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
     if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && cleanupPolicy(this.config.cleanupPolicy).compact) this.startCleaner(init.cleanerCheckIntervalMs);
@@ -307,18 +308,11 @@ export class Log {
    * compaction runs and stops when the log closes (log-maintenance.ts).
    */
   startRetention(intervalMs = 300_000, onResult?: (r: RetentionReport) => void): void {
-    this.ensureWritable();
-    this.refuseOwnSchedule();
     this.maintenance.startRetention(intervalMs, onResult);
   }
 
   stopRetention(): void {
     this.maintenance.stopRetention();
-  }
-
-  /** A log its LogManager schedules takes no timer of its own (no double scheduling). */
-  private refuseOwnSchedule(): void {
-    if (this.scheduledByOwner) throw new LogtoolError('usage', "this log's retention and cleaner run on its LogManager's schedule", { file: this.dir });
   }
 
   /** A compaction of this log (foreground or background) is running. */
@@ -347,9 +341,7 @@ export class Log {
 
   /** Compacts only when the schedule says so (what Kafka's cleaner thread does for this log). */
   async compactIfNeeded(opts: CleanerOptions = {}): Promise<CompactionRound> {
-    const schedule = this.compactionSchedule({ nowMs: opts.nowMs, fromStart: opts.fromStart });
-    if (!schedule.needed) return { schedule };
-    return { schedule, report: await this.compact({ nowMs: schedule.nowMs, ...opts }) };
+    return this.maintenance.compactIfNeeded(opts);
   }
 
   /**
@@ -359,8 +351,6 @@ export class Log {
    * and onWarning.
    */
   startCleaner(intervalMs = 15_000, onResult?: (r: CompactionRound) => void): void {
-    this.ensureWritable();
-    this.refuseOwnSchedule();
     this.maintenance.startCleaner(intervalMs, onResult);
   }
 
@@ -375,15 +365,7 @@ export class Log {
    * stay open and the lock held until it ends.
    */
   async compact(opts: CleanerOptions = {}): Promise<CleanReport> {
-    if (!opts.dryRun) this.ensureWritable();
-    if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
-    return this.maintenance.compactOnce(async () => {
-      // Sealed segments and their indexes durable before they are read and replaced.
-      if (!this.readOnly) await this.flush();
-      // The cleaner's modules load on the first compaction: a log that is only read or appended to never loads them.
-      const { cleanLog } = await import('../cleaner/cleaner.js');
-      return cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.changes.keepDirFor(opts.keepRemovedDir) });
-    });
+    return this.maintenance.compact(opts);
   }
 
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */

@@ -26,7 +26,7 @@ import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
 import { ProducerAppends } from './producer-appends.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
-import { wireWriteSide } from './write-side.js';
+import { wireWriteSide, writePositions } from './write-side.js';
 import { SegmentChanges } from './segment-changes.js';
 import { stableOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
@@ -148,18 +148,7 @@ export class Log {
 
   /** Written (accepted), committed (in the file) and flushed (durable) positions; docs/durability.md. */
   positions(): LogPositions {
-    // A reader of an empty partition directory has no segment: the empty log Kafka would create
-    // starts at the log end offset.
-    const a = this.appender;
-    const active = this.segmentList.last ?? { baseOffset: a.nextOffset, size: 0 };
-    return {
-      written: { offset: a.nextOffset, segment: active.baseOffset, position: active.size + a.writeBufferBytes },
-      committed: { offset: a.committedNextOffset, segment: active.baseOffset, position: active.size },
-      flushed: { ...this.flusher.flushedPos },
-      recoveryPoint: this.checkpoints.recoveryPoint,
-      checkpointedRecoveryPoint: this.checkpoints.checkpointedRecoveryPoint,
-      bytes: { written: a.writtenTotal, committed: a.committedTotal, flushed: this.flusher.flushedTotal },
-    };
+    return writePositions({ appender: this.appender, flusher: this.flusher }, this.segmentList, this.checkpoints);
   }
 
   /** Counters of the flush pipeline (fsyncs, group commits, timeouts …). */

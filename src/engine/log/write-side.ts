@@ -11,6 +11,7 @@ import type { LogSegments } from './log-segments.js';
 import { AppendPath } from './append-path.js';
 import { Roller } from './roll.js';
 import { LogFlusher } from './log-flush.js';
+import type { LogPositions } from './log-types.js';
 
 export interface WriteSideHost {
   readonly io: FileIO;
@@ -80,4 +81,20 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
     appender.attach(pipeline);
   }
   return { appender, roller, flusher, pipeline };
+}
+
+/** Log.positions(): written, committed and flushed positions with the recovery point (docs/durability.md). */
+export function writePositions(side: Pick<WriteSide, 'appender' | 'flusher'>, segments: LogSegments, checkpoints: { recoveryPoint: number; checkpointedRecoveryPoint: number }): LogPositions {
+  // A reader of an empty partition directory has no segment: the empty log Kafka would create
+  // starts at the log end offset.
+  const a = side.appender;
+  const active = segments.last ?? { baseOffset: a.nextOffset, size: 0 };
+  return {
+    written: { offset: a.nextOffset, segment: active.baseOffset, position: active.size + a.writeBufferBytes },
+    committed: { offset: a.committedNextOffset, segment: active.baseOffset, position: active.size },
+    flushed: { ...side.flusher.flushedPos },
+    recoveryPoint: checkpoints.recoveryPoint,
+    checkpointedRecoveryPoint: checkpoints.checkpointedRecoveryPoint,
+    bytes: { written: a.writtenTotal, committed: a.committedTotal, flushed: side.flusher.flushedTotal },
+  };
 }

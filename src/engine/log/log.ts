@@ -21,7 +21,7 @@ import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
 import { openPartition } from './log-open.js';
 import { PartitionCheckpoints } from './log-checkpoints.js';
-import { abandonLog, closeLog, type ClosingLog } from './log-close.js';
+import { abandonLog, closeLog, closingView, type ClosingLog } from './log-close.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
 import { ProducerAppends } from './producer-appends.js';
 import type { Roller } from './roll.js';
@@ -142,10 +142,6 @@ export class Log {
     return this.appender.committedNextOffset;
   }
 
-  private get backgroundError(): unknown {
-    return this.appender.failure;
-  }
-
   /** Written (accepted), committed (in the file) and flushed (durable) positions; docs/durability.md. */
   positions(): LogPositions {
     return writePositions({ appender: this.appender, flusher: this.flusher }, this.segmentList, this.checkpoints);
@@ -159,7 +155,7 @@ export class Log {
   private ensureWritable(): void {
     if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
     if (this.readOnly) throw new LogtoolError('usage', 'log was opened read-only', { file: this.dir });
-    if (this.backgroundError) throw this.backgroundError;
+    if (this.appender.failure) throw this.appender.failure;
   }
 
   /**
@@ -414,29 +410,13 @@ export class Log {
 
   /** What close and abandon work on (log-close.ts): the parts, and live views of the state. */
   private closing(): ClosingLog {
-    const log = this;
-    return {
-      io: this.io,
-      dir: this.dir,
-      readOnly: this.readOnly,
-      maintenance: this.maintenance,
-      pipeline: this.pipeline,
-      flusher: this.flusher,
-      changes: this.changes,
-      lock: this.lock,
-      ownFiles: this.ownFiles,
-      get segments() { return log.segments; },
-      get activeSegment() { return log.activeSegment; },
-      get closed() { return log.closed; },
+    const { maintenance, pipeline, flusher, changes, lock, ownFiles, appender } = this;
+    return closingView(this, {
+      maintenance, pipeline, flusher, changes, lock, ownFiles, appender,
       markClosed: () => (this.closed = true),
-      get backgroundError() { return log.backgroundError; },
-      get committedNextOffset() { return log.committedNextOffset; },
       checkpointRecoveryPointAt: (offset) => this.checkpoints.checkpointRecoveryPointAt(offset),
-      get logStartOffset() { return log.logStartOffset; },
-      writeLogStartOffset: () => this.writeLogStartOffset(),
-      warn: (w) => this.onWarning(w),
       snapshotAtClose: (offset) => this.producers.snapshots?.onClose(offset),
-    };
+    });
   }
 
   get isClosed(): boolean {

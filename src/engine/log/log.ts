@@ -27,7 +27,7 @@ import { ProducerAppends } from './producer-appends.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
 import { wireWriteSide, writePositions } from './write-side.js';
-import { SegmentChanges } from './segment-changes.js';
+import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
 import { stableOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
@@ -101,17 +101,7 @@ export class Log {
       init.scheduledByOwner,
     );
     ({ appender: this.appender, roller: this.roller, flusher: this.flusher, pipeline: this.pipeline } = writeSide);
-    const host = { io: this.io, dir: this.dir, config: this.config, segments: this.segmentList };
-    this.changes = new SegmentChanges({
-      ...host,
-      logStartOffset: () => this.logStartOffset,
-      setLogStartOffset: (offset) => (this.logStartOffset = offset),
-      roll: (offset) => this.roll(offset),
-      writeLogStartOffset: () => this.writeLogStartOffset(),
-      closeRetired: (segments) =>
-        this.flusher.closeRetired(segments, (e) => this.onWarning({ file: this.dir, message: `closing a removed segment failed: ${(e as Error).message}` })),
-      warn: (w) => this.onWarning(w),
-    });
+    this.changes = segmentChangesOf(this, this.segmentList, this.flusher);
     this.scheduledByOwner = init.scheduledByOwner === true;
     this.maintenance = new LogMaintenance(this, { ensureWritable: () => this.ensureWritable(), scheduledByOwner: this.scheduledByOwner, keepDirFor: (d) => this.changes.keepDirFor(d) });
     if (this.scheduledByOwner) return; // the owner's schedule replaces the log's own (logdir/manager-schedule.ts)

@@ -5,6 +5,7 @@
  * close that waits for any compaction in progress.
  */
 import { LogtoolError } from '../errors.js';
+import { cleanupPolicy } from '../config.js';
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { CompactionSchedule } from '../cleaner/schedule.js';
 import type { CleanableLog, RetentionReport } from '../cleaner/types.js';
@@ -88,6 +89,13 @@ export class LogMaintenance {
     );
     task.start();
     return task;
+  }
+
+  /** The log's own schedule from its options: none when its LogManager schedules it (logdir/manager-schedule.ts) or it is read-only. */
+  startOwnSchedule(retentionCheckIntervalMs: number | undefined, cleanerCheckIntervalMs: number | undefined): void {
+    if (this.hooks.scheduledByOwner || this.log.readOnly) return;
+    if (retentionCheckIntervalMs !== undefined) this.startRetention(retentionCheckIntervalMs);
+    if (cleanerCheckIntervalMs !== undefined && cleanupPolicy(this.log.config.cleanupPolicy).compact) this.startCleaner(cleanerCheckIntervalMs);
   }
 
   startRetention(intervalMs: number, onResult?: (r: RetentionReport) => void): void {

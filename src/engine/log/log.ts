@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { realIO, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import { cleanupPolicy, type LogConfig } from '../config.js';
+import type { LogConfig } from '../config.js';
 import type { TopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
@@ -63,8 +63,6 @@ export class Log {
   private readonly ownFiles: FileDescriptorCache | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
-  /** A LogManager runs this log's background schedule. */
-  private readonly scheduledByOwner: boolean;
   private readonly onWarning: (w: LogWarning) => void;
   readonly loadReport: LoadReport;
 
@@ -102,11 +100,8 @@ export class Log {
     );
     ({ appender: this.appender, roller: this.roller, flusher: this.flusher, pipeline: this.pipeline } = writeSide);
     this.changes = segmentChangesOf(this, this.segmentList, this.flusher);
-    this.scheduledByOwner = init.scheduledByOwner === true;
-    this.maintenance = new LogMaintenance(this, { ensureWritable: () => this.ensureWritable(), scheduledByOwner: this.scheduledByOwner, keepDirFor: (d) => this.changes.keepDirFor(d) });
-    if (this.scheduledByOwner) return; // the owner's schedule replaces the log's own (logdir/manager-schedule.ts)
-    if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
-    if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && cleanupPolicy(this.config.cleanupPolicy).compact) this.startCleaner(init.cleanerCheckIntervalMs);
+    this.maintenance = new LogMaintenance(this, { ensureWritable: () => this.ensureWritable(), scheduledByOwner: init.scheduledByOwner === true, keepDirFor: (d) => this.changes.keepDirFor(d) });
+    this.maintenance.startOwnSchedule(init.retentionCheckIntervalMs, init.cleanerCheckIntervalMs);
   }
 
   /** Opens (creating if allowed) a partition directory (log-open.ts: lock, configs, the loader). */

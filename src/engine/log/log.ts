@@ -7,7 +7,7 @@
  * loader (recovery/loader.ts); close follows Kafka's clean-shutdown protocol.
  */
 import path from 'node:path';
-import { realIO, type FileIO } from '../io.js';
+import type { FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import type { LogConfig } from '../config.js';
 import type { TopicPartition } from './topic-partition.js';
@@ -28,7 +28,7 @@ import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
 import { wireWriteSide, writePositions } from './write-side.js';
 import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
-import { stableOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
+import { readOnlyOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { RemovedFile, StepHook } from '../cleaner/swap.js';
@@ -364,7 +364,7 @@ export class Log {
    * the event loop keeps serving other callers meanwhile.
    */
   static async openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Promise<Log> {
-    return untilStable(Log.stableOpenAttempts(dir, options, timeoutMs));
+    return untilStable(readOnlyOpenAttempts(dir, options, timeoutMs, Log.open));
   }
 
   /**
@@ -373,11 +373,7 @@ export class Log {
    * A library embedding logtool uses openStable.
    */
   static openStableSync(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
-    return untilStableSync(Log.stableOpenAttempts(dir, options, timeoutMs));
-  }
-
-  private static stableOpenAttempts(dir: string, options: Omit<LogOptions, 'readOnly'>, timeoutMs: number): Generator<number, Log, void> {
-    return stableOpenAttempts(options.io ?? realIO, dir, path.resolve(dir), timeoutMs, () => Log.open(dir, { ...options, readOnly: true }));
+    return untilStableSync(readOnlyOpenAttempts(dir, options, timeoutMs, Log.open));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
 import { ProducerAppends } from './producer-appends.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
-import { wireWriteSide, writePositions } from './write-side.js';
+import { wireLogWriteSide, writePositions } from './write-side.js';
 import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
 import { readOnlyOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
@@ -81,23 +81,7 @@ export class Log {
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
     this.producers = new ProducerAppends(this, () => this.ensureWritable(), this.readOnly, init.recoveryPoint);
-    const writeSide = wireWriteSide(
-      {
-        io: this.io,
-        dir: this.dir,
-        config: this.config,
-        readOnly: this.readOnly,
-        segments: this.segmentList,
-        ensureWritable: () => this.ensureWritable(),
-        advanceRecoveryPoint: (offset) => this.checkpoints.advanceRecoveryPoint(offset),
-        checkpointRecoveryPoint: () => this.checkpoints.checkpointRecoveryPointIfChanged(),
-        onRolled: (newBaseOffset) => this.producers.snapshots?.onRolled(newBaseOffset),
-        syncRolledSnapshots: () => this.producers.snapshots?.syncRolled() ?? Promise.resolve(0),
-      },
-      init.nextOffset,
-      init.thoroughFlushIntervalMs,
-      init.scheduledByOwner,
-    );
+    const writeSide = wireLogWriteSide(this, this.segmentList, () => this.ensureWritable(), this.checkpoints, this.producers.snapshots, init);
     ({ appender: this.appender, roller: this.roller, flusher: this.flusher, pipeline: this.pipeline } = writeSide);
     this.changes = segmentChangesOf(this, this.segmentList, this.flusher);
     this.maintenance = new LogMaintenance(this, { ensureWritable: () => this.ensureWritable(), scheduledByOwner: init.scheduledByOwner === true, keepDirFor: (d) => this.changes.keepDirFor(d) });

@@ -107,10 +107,6 @@ export class Log {
     return this.appender.nextOffset;
   }
 
-  private get committedNextOffset(): number {
-    return this.appender.committedNextOffset;
-  }
-
   /** Written (accepted), committed (in the file) and flushed (durable) positions; docs/durability.md. */
   positions(): LogPositions {
     return writePositions({ appender: this.appender, flusher: this.flusher }, this.segmentList, this.checkpoints);
@@ -164,7 +160,7 @@ export class Log {
    * acknowledged data, above it the next records would fall below the segment's base. The new
    * `.log` is created exclusively, never reopened for truncation.
    */
-  roll(newBaseOffset = this.committedNextOffset): LogSegment {
+  roll(newBaseOffset = this.appender.committedNextOffset): LogSegment {
     // Not ensureWritable: close() commits the write buffer, which may roll, after `closed` is set.
     return this.roller.roll(newBaseOffset);
   }
@@ -225,13 +221,6 @@ export class Log {
   // -------------------------------------------------------------------------------------------
   // Retention and compaction (kafka-format.md §14–15; the rules live in src/engine/cleaner/)
 
-  /** The log end offset retention works to, after committing the write buffer. */
-  private endForRetention(dryRun: boolean | undefined): number {
-    if (!dryRun) this.ensureWritable();
-    if (!this.readOnly && !this.closed) this.appender.commitBuffered();
-    return this.readOnly ? this.appender.nextOffset : this.committedNextOffset;
-  }
-
   /**
    * Applies retention now (Kafka's deleteOldSegments): log start offset, then retention.bytes,
    * then retention.ms (those two only with cleanup.policy delete). Deleted segments are renamed
@@ -239,7 +228,7 @@ export class Log {
    * With dryRun nothing changes (works on a read-only log too).
    */
   applyRetention(opts: RetentionOptions = {}): RetentionReport {
-    return this.changes.applyRetention(this.endForRetention(opts.dryRun), opts);
+    return this.changes.applyRetention(this.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
   }
 
   /**
@@ -248,7 +237,7 @@ export class Log {
    * below it. Reads below the log start offset fail from then on.
    */
   deleteRecordsBefore(offset: number, opts: Omit<RetentionOptions, 'retentionMs' | 'retentionBytes'> = {}): RetentionReport {
-    return this.changes.deleteRecordsBefore(offset, this.endForRetention(opts.dryRun), opts);
+    return this.changes.deleteRecordsBefore(offset, this.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
   }
 
   /** Removes now every `.deleted` file still waiting for file.delete.delay.ms. */

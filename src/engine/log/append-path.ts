@@ -103,6 +103,13 @@ export class AppendPath {
     this.failure ??= e;
   }
 
+  /** Log.applyRetention / deleteRecordsBefore: the log end offset retention works to, after committing the write buffer. */
+  endForRetention(dryRun: boolean | undefined, log: { readonly readOnly: boolean; readonly closed: boolean }): number {
+    if (!dryRun) this.host.ensureWritable();
+    if (!log.readOnly && !log.closed) this.commitBuffered();
+    return log.readOnly ? this.nextOffset : this.committedNextOffset;
+  }
+
   /** Log.append: encodes the records as one batch at the log end offset and appends it. */
   append(records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> {
     this.host.ensureWritable();

@@ -28,6 +28,24 @@ export class PartitionCheckpoints {
     this.checkpointedRecoveryPoint = recoveryPoint;
   }
 
+  /** A flush made everything below offset durable (the recovery point never moves back). */
+  advanceRecoveryPoint(offset: number): void {
+    this.recoveryPoint = Math.max(this.recoveryPoint, offset);
+  }
+
+  /** The thorough flush's checkpoint: written only when it changed; returns the fsyncs issued. */
+  async checkpointRecoveryPointIfChanged(): Promise<number> {
+    if (this.recoveryPoint === this.checkpointedRecoveryPoint) return 0;
+    await this.writeRecoveryPointAsync();
+    return 2;
+  }
+
+  /** close(): the recovery point is the log end offset once everything is flushed. */
+  checkpointRecoveryPointAt(offset: number): void {
+    this.recoveryPoint = offset;
+    this.writeRecoveryPoint();
+  }
+
   /** writeRecoveryPoint for the thorough flush: no lock wait or fsync blocks the event loop. */
   async writeRecoveryPointAsync(): Promise<void> {
     if (this.key === undefined) return;

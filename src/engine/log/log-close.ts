@@ -13,6 +13,7 @@ import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { LogFlusher } from './log-flush.js';
 import type { LogMaintenance } from './log-maintenance.js';
 import type { SegmentChanges } from './segment-changes.js';
+import type { AppendPath } from './append-path.js';
 import type { LogWarning } from './log-types.js';
 
 /** What closing needs of a Log: its parts, and the few state changes only the Log makes. */
@@ -40,6 +41,41 @@ export interface ClosingLog {
   warn(w: LogWarning): void;
   /** Kafka's close takes a producer snapshot at the log end (partition-state/snapshot-keeper.ts). */
   snapshotAtClose?(offset: number): void;
+}
+
+/** The Log's public face close reads. */
+export interface ClosablePublic {
+  readonly io: FileIO;
+  readonly dir: string;
+  readonly readOnly: boolean;
+  readonly segments: LogSegment[];
+  readonly activeSegment: LogSegment;
+  readonly isClosed: boolean;
+  readonly logStartOffset: number;
+  writeLogStartOffset(): void;
+  warn(w: LogWarning): void;
+}
+
+/** The Log's private parts close works on (the append path gives the end offset and a background failure). */
+export type ClosingParts = Pick<ClosingLog, 'maintenance' | 'pipeline' | 'flusher' | 'changes' | 'lock' | 'ownFiles' | 'markClosed' | 'checkpointRecoveryPointAt' | 'snapshotAtClose'> & { readonly appender: AppendPath };
+
+/** What close and abandon work on: the parts, and live views of the log's state. */
+export function closingView(log: ClosablePublic, parts: ClosingParts): ClosingLog {
+  const { appender, ...rest } = parts;
+  return {
+    ...rest,
+    io: log.io,
+    dir: log.dir,
+    readOnly: log.readOnly,
+    get segments() { return log.segments; },
+    get activeSegment() { return log.activeSegment; },
+    get closed() { return log.isClosed; },
+    get backgroundError() { return appender.failure; },
+    get committedNextOffset() { return appender.committedNextOffset; },
+    get logStartOffset() { return log.logStartOffset; },
+    writeLogStartOffset: () => log.writeLogStartOffset(),
+    warn: (w) => log.warn(w),
+  };
 }
 
 /**

@@ -5,9 +5,10 @@
  * close that waits for any compaction in progress.
  */
 import { LogtoolError } from '../errors.js';
-import type { CleanReport } from '../cleaner/cleaner.js';
+import { cleanupPolicy } from '../config.js';
+import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { CompactionSchedule } from '../cleaner/schedule.js';
-import type { RetentionReport } from '../cleaner/types.js';
+import type { CleanableLog, RetentionReport } from '../cleaner/types.js';
 import { PeriodicTask } from '../cleaner/periodic-task.js';
 import type { LogWarning } from './log-types.js';
 
@@ -16,13 +17,24 @@ export interface CompactionRound {
   report?: CleanReport;
 }
 
-/** What the background tasks do to the log. */
-export interface MaintainedLog {
-  readonly dir: string;
+/** What retention and compaction do to the log. */
+export interface MaintainedLog extends CleanableLog {
   readonly isClosed: boolean;
+  readonly readOnly: boolean;
   applyRetention(): RetentionReport;
-  compactIfNeeded(): Promise<CompactionRound>;
+  compactionSchedule(opts: { nowMs?: number; fromStart?: boolean }): CompactionSchedule;
+  flush(): Promise<void>;
   warn(w: LogWarning): void;
+}
+
+/** The log's internals maintenance needs. */
+export interface MaintenanceHooks {
+  /** Throws when the log is closed, read-only or failed. */
+  ensureWritable(): void;
+  /** A LogManager runs this log's background schedule. */
+  readonly scheduledByOwner: boolean;
+  /** segment-changes.ts: the directory removed files are kept in. */
+  keepDirFor(keepDir: string | undefined): string | undefined;
 }
 
 export class LogMaintenance {
@@ -38,8 +50,17 @@ export class LogMaintenance {
   /** Background compactions run so far (those the schedule asked for). */
   backgroundCompactions = 0;
 
-  constructor(log: MaintainedLog) {
+  constructor(
+    log: MaintainedLog,
+    private readonly hooks: MaintenanceHooks,
+  ) {
     this.log = log;
+  }
+
+  /** A log its LogManager schedules takes no timer of its own (no double scheduling). */
+  private refuseOwnSchedule(): void {
+    this.hooks.ensureWritable();
+    if (this.hooks.scheduledByOwner) throw new LogtoolError('usage', "this log's retention and cleaner run on its LogManager's schedule", { file: this.log.dir });
   }
 
   /** A compaction is running. */
@@ -70,7 +91,15 @@ export class LogMaintenance {
     return task;
   }
 
+  /** The log's own schedule from its options: none when its LogManager schedules it (logdir/manager-schedule.ts) or it is read-only. */
+  startOwnSchedule(retentionCheckIntervalMs: number | undefined, cleanerCheckIntervalMs: number | undefined): void {
+    if (this.hooks.scheduledByOwner || this.log.readOnly) return;
+    if (retentionCheckIntervalMs !== undefined) this.startRetention(retentionCheckIntervalMs);
+    if (cleanerCheckIntervalMs !== undefined && cleanupPolicy(this.log.config.cleanupPolicy).compact) this.startCleaner(cleanerCheckIntervalMs);
+  }
+
   startRetention(intervalMs: number, onResult?: (r: RetentionReport) => void): void {
+    this.refuseOwnSchedule();
     this.stopRetention();
     this.retentionTask = this.schedule(intervalMs, 'retention', () => this.log.applyRetention(), (r) => onResult?.(r));
   }
@@ -80,20 +109,42 @@ export class LogMaintenance {
   }
 
   startCleaner(intervalMs: number, onResult?: (r: CompactionRound) => void): void {
+    this.refuseOwnSchedule();
     this.stopCleaner();
     const onRound = (r: CompactionRound) => {
       if (r.report) this.backgroundCompactions++;
       onResult?.(r);
     };
-    this.cleanerTask = this.schedule(intervalMs, 'compaction', () => this.log.compactIfNeeded(), onRound, (e) => (this.cleanerError = e));
+    this.cleanerTask = this.schedule(intervalMs, 'compaction', () => this.compactIfNeeded(), onRound, (e) => (this.cleanerError = e));
   }
 
   stopCleaner(): void {
     void this.cleanerTask?.stop();
   }
 
+  /** Log.compactIfNeeded: compacts only when the schedule says so. */
+  async compactIfNeeded(opts: CleanerOptions = {}): Promise<CompactionRound> {
+    const schedule = this.log.compactionSchedule({ nowMs: opts.nowMs, fromStart: opts.fromStart });
+    if (!schedule.needed) return { schedule };
+    return { schedule, report: await this.compact({ nowMs: schedule.nowMs, ...opts }) };
+  }
+
+  /** Log.compact: one compaction by the cleaner's rules (cleaner/cleaner.ts). */
+  async compact(opts: CleanerOptions): Promise<CleanReport> {
+    const log = this.log;
+    if (!opts.dryRun) this.hooks.ensureWritable();
+    if (log.isClosed) throw new LogtoolError('closed', 'log is closed', { file: log.dir });
+    return this.compactOnce(async () => {
+      // Sealed segments and their indexes durable before they are read and replaced.
+      if (!log.readOnly) await log.flush();
+      // The cleaner's modules load on the first compaction: a log that is only read or appended to never loads them.
+      const { cleanLog } = await import('../cleaner/cleaner.js');
+      return cleanLog(log, { deleteDelayMs: log.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.hooks.keepDirFor(opts.keepRemovedDir) });
+    });
+  }
+
   /** Runs one compaction, refusing a second while one runs; quiesce() waits for it. */
-  compactOnce(run: () => Promise<CleanReport>): Promise<CleanReport> {
+  private compactOnce(run: () => Promise<CleanReport>): Promise<CleanReport> {
     if (this.cleaning) throw new LogtoolError('usage', 'a compaction of this log is already running', { file: this.log.dir });
     this.cleaning = true;
     const running = (async () => {

@@ -7,9 +7,9 @@
  * loader (recovery/loader.ts); close follows Kafka's clean-shutdown protocol.
  */
 import path from 'node:path';
-import { realIO, type FileIO } from '../io.js';
+import type { FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import { cleanupPolicy, type LogConfig } from '../config.js';
+import type { LogConfig } from '../config.js';
 import type { TopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
 import type { LogSegment } from '../segment/segment.js';
@@ -21,17 +21,14 @@ import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
 import { openPartition } from './log-open.js';
 import { PartitionCheckpoints } from './log-checkpoints.js';
-import { abandonLog, closeLog, type ClosingLog } from './log-close.js';
+import { abandonLog, closeLog, closingView, type ClosingLog } from './log-close.js';
 import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
-import { AppendGuard } from '../partition-state/idempotence.js';
-import { partitionProducerState } from '../partition-state/isolation.js';
-import { ProducerSnapshotKeeper } from '../partition-state/snapshot-keeper.js';
-import { indexAbortedTxn } from '../partition-state/abort-transaction.js';
+import { ProducerAppends } from './producer-appends.js';
 import type { Roller } from './roll.js';
 import type { LogFlusher } from './log-flush.js';
-import { wireWriteSide } from './write-side.js';
-import { SegmentChanges } from './segment-changes.js';
-import { stableOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
+import { wireLogWriteSide, writePositions } from './write-side.js';
+import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
+import { readOnlyOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
 import type { RemovedFile, StepHook } from '../cleaner/swap.js';
@@ -55,26 +52,22 @@ export class Log {
   logStartOffset: number;
   private readonly segmentList: LogSegments;
   private readonly appender: AppendPath;
-  private readonly appendGuard: AppendGuard;
-  /** Producer-state snapshots at roll and close (undefined when read-only). */
-  private readonly snapshots: ProducerSnapshotKeeper | undefined;
+  /** The idempotence guard and producer snapshots (producer-appends.ts). */
+  private readonly producers: ProducerAppends;
   private readonly roller: Roller;
   private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
-  private readonly maintenance: LogMaintenance = new LogMaintenance(this);
+  private readonly maintenance: LogMaintenance;
   private readonly checkpoints: PartitionCheckpoints;
   private readonly lock: DirectoryLock | undefined;
   private readonly ownFiles: FileDescriptorCache | undefined;
   private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
-  /** A LogManager runs this log's background schedule. */
-  private readonly scheduledByOwner: boolean;
   private readonly onWarning: (w: LogWarning) => void;
   readonly loadReport: LoadReport;
 
   private constructor(init: LogInit) {
     this.dir = init.dir;
-    this.appendGuard = new AppendGuard(() => partitionProducerState(this), init.dir);
     this.logDir = path.dirname(init.dir);
     this.topicPartition = init.tp;
     this.config = init.config;
@@ -87,40 +80,12 @@ export class Log {
     this.checkpoints = new PartitionCheckpoints(init.io, this.logDir, init.tp, init.recoveryPoint);
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
-    this.snapshots = this.readOnly ? undefined : new ProducerSnapshotKeeper(this, init.recoveryPoint, (file, message) => this.onWarning({ file, message: `producer snapshot passed over: ${message}` }));
-    const writeSide = wireWriteSide(
-      {
-        io: this.io,
-        dir: this.dir,
-        config: this.config,
-        readOnly: this.readOnly,
-        segments: this.segmentList,
-        ensureWritable: () => this.ensureWritable(),
-        advanceRecoveryPoint: (offset) => (this.checkpoints.recoveryPoint = Math.max(this.checkpoints.recoveryPoint, offset)),
-        checkpointRecoveryPoint: async () => (this.checkpoints.recoveryPoint === this.checkpoints.checkpointedRecoveryPoint ? 0 : (await this.checkpoints.writeRecoveryPointAsync(), 2)),
-        onRolled: (newBaseOffset) => this.snapshots?.onRolled(newBaseOffset),
-        syncRolledSnapshots: () => this.snapshots?.syncRolled() ?? Promise.resolve(0),
-      },
-      init.nextOffset,
-      init.thoroughFlushIntervalMs,
-      init.scheduledByOwner,
-    );
+    this.producers = new ProducerAppends(this, () => this.ensureWritable(), this.readOnly, init.recoveryPoint);
+    const writeSide = wireLogWriteSide(this, this.segmentList, () => this.ensureWritable(), this.checkpoints, this.producers.snapshots, init);
     ({ appender: this.appender, roller: this.roller, flusher: this.flusher, pipeline: this.pipeline } = writeSide);
-    const host = { io: this.io, dir: this.dir, config: this.config, segments: this.segmentList };
-    this.changes = new SegmentChanges({
-      ...host,
-      logStartOffset: () => this.logStartOffset,
-      setLogStartOffset: (offset) => (this.logStartOffset = offset),
-      roll: (offset) => this.roll(offset),
-      writeLogStartOffset: () => this.writeLogStartOffset(),
-      closeRetired: (segments) =>
-        this.flusher.closeRetired(segments, (e) => this.onWarning({ file: this.dir, message: `closing a removed segment failed: ${(e as Error).message}` })),
-      warn: (w) => this.onWarning(w),
-    });
-    this.scheduledByOwner = init.scheduledByOwner === true;
-    if (this.scheduledByOwner) return; // the owner's schedule replaces the log's own (logdir/manager-schedule.ts)
-    if (init.retentionCheckIntervalMs !== undefined && !this.readOnly) this.startRetention(init.retentionCheckIntervalMs);
-    if (init.cleanerCheckIntervalMs !== undefined && !this.readOnly && cleanupPolicy(this.config.cleanupPolicy).compact) this.startCleaner(init.cleanerCheckIntervalMs);
+    this.changes = segmentChangesOf(this, this.segmentList, this.flusher);
+    this.maintenance = new LogMaintenance(this, { ensureWritable: () => this.ensureWritable(), scheduledByOwner: init.scheduledByOwner === true, keepDirFor: (d) => this.changes.keepDirFor(d) });
+    this.maintenance.startOwnSchedule(init.retentionCheckIntervalMs, init.cleanerCheckIntervalMs);
   }
 
   /** Opens (creating if allowed) a partition directory (log-open.ts: lock, configs, the loader). */
@@ -142,28 +107,9 @@ export class Log {
     return this.appender.nextOffset;
   }
 
-  private get committedNextOffset(): number {
-    return this.appender.committedNextOffset;
-  }
-
-  private get backgroundError(): unknown {
-    return this.appender.failure;
-  }
-
   /** Written (accepted), committed (in the file) and flushed (durable) positions; docs/durability.md. */
   positions(): LogPositions {
-    // A reader of an empty partition directory has no segment: the empty log Kafka would create
-    // starts at the log end offset.
-    const a = this.appender;
-    const active = this.segmentList.last ?? { baseOffset: a.nextOffset, size: 0 };
-    return {
-      written: { offset: a.nextOffset, segment: active.baseOffset, position: active.size + a.writeBufferBytes },
-      committed: { offset: a.committedNextOffset, segment: active.baseOffset, position: active.size },
-      flushed: { ...this.flusher.flushedPos },
-      recoveryPoint: this.checkpoints.recoveryPoint,
-      checkpointedRecoveryPoint: this.checkpoints.checkpointedRecoveryPoint,
-      bytes: { written: a.writtenTotal, committed: a.committedTotal, flushed: this.flusher.flushedTotal },
-    };
+    return writePositions({ appender: this.appender, flusher: this.flusher }, this.segmentList, this.checkpoints);
   }
 
   /** Counters of the flush pipeline (fsyncs, group commits, timeouts …). */
@@ -174,7 +120,7 @@ export class Log {
   private ensureWritable(): void {
     if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
     if (this.readOnly) throw new LogtoolError('usage', 'log was opened read-only', { file: this.dir });
-    if (this.backgroundError) throw this.backgroundError;
+    if (this.appender.failure) throw this.appender.failure;
   }
 
   /**
@@ -182,16 +128,7 @@ export class Log {
    * resolves when the batch is acknowledged under the flush mode (see AppendResult.status).
    */
   append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
-    // Idempotent producer fields are checked as Kafka's broker checks them (partition-state/idempotence.ts).
-    const b = { producerId: options.producerId ?? -1, producerEpoch: options.producerEpoch ?? -1, baseSequence: options.control ? -1 : (options.baseSequence ?? -1), count: records.length, transactional: options.transactional, control: options.control ? records[0] : undefined };
-    if (b.producerId >= 0) this.ensureWritable();
-    const dup = this.appendGuard.check(b);
-    if (dup) return Promise.resolve({ baseOffset: dup.firstOffset, lastOffset: dup.lastOffset, count: records.length, status: 'written', duplicate: true });
-    const baseOffset = this.nextOffset;
-    const result = this.appender.append(records, options);
-    this.appendGuard.appended(b, baseOffset);
-    this.snapshots?.noteAppend(b.producerId, baseOffset + records.length - 1);
-    return result;
+    return this.producers.append(this.appender, records, options);
   }
 
   /**
@@ -213,12 +150,7 @@ export class Log {
    * LogAppendTime.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
-    this.appendGuard.beforeEncoded(batch);
-    const result = this.appender.appendEncoded(batch, options);
-    const aborted = this.appendGuard.appendedEncoded(batch);
-    this.snapshots?.noteEncoded(batch);
-    // Kafka's append adds an ABORT marker's completed transaction to its segment's .txnindex.
-    return aborted ? result.then((r) => (indexAbortedTxn(this, aborted), r)) : result;
+    return this.producers.appendEncoded(this.appender, batch, options);
   }
 
   /**
@@ -228,7 +160,7 @@ export class Log {
    * acknowledged data, above it the next records would fall below the segment's base. The new
    * `.log` is created exclusively, never reopened for truncation.
    */
-  roll(newBaseOffset = this.committedNextOffset): LogSegment {
+  roll(newBaseOffset = this.appender.committedNextOffset): LogSegment {
     // Not ensureWritable: close() commits the write buffer, which may roll, after `closed` is set.
     return this.roller.roll(newBaseOffset);
   }
@@ -289,13 +221,6 @@ export class Log {
   // -------------------------------------------------------------------------------------------
   // Retention and compaction (kafka-format.md §14–15; the rules live in src/engine/cleaner/)
 
-  /** The log end offset retention works to, after committing the write buffer. */
-  private endForRetention(dryRun: boolean | undefined): number {
-    if (!dryRun) this.ensureWritable();
-    if (!this.readOnly && !this.closed) this.appender.commitBuffered();
-    return this.readOnly ? this.appender.nextOffset : this.committedNextOffset;
-  }
-
   /**
    * Applies retention now (Kafka's deleteOldSegments): log start offset, then retention.bytes,
    * then retention.ms (those two only with cleanup.policy delete). Deleted segments are renamed
@@ -303,7 +228,7 @@ export class Log {
    * With dryRun nothing changes (works on a read-only log too).
    */
   applyRetention(opts: RetentionOptions = {}): RetentionReport {
-    return this.changes.applyRetention(this.endForRetention(opts.dryRun), opts);
+    return this.changes.applyRetention(this.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
   }
 
   /**
@@ -312,7 +237,7 @@ export class Log {
    * below it. Reads below the log start offset fail from then on.
    */
   deleteRecordsBefore(offset: number, opts: Omit<RetentionOptions, 'retentionMs' | 'retentionBytes'> = {}): RetentionReport {
-    return this.changes.deleteRecordsBefore(offset, this.endForRetention(opts.dryRun), opts);
+    return this.changes.deleteRecordsBefore(offset, this.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
   }
 
   /** Removes now every `.deleted` file still waiting for file.delete.delay.ms. */
@@ -326,18 +251,11 @@ export class Log {
    * compaction runs and stops when the log closes (log-maintenance.ts).
    */
   startRetention(intervalMs = 300_000, onResult?: (r: RetentionReport) => void): void {
-    this.ensureWritable();
-    this.refuseOwnSchedule();
     this.maintenance.startRetention(intervalMs, onResult);
   }
 
   stopRetention(): void {
     this.maintenance.stopRetention();
-  }
-
-  /** A log its LogManager schedules takes no timer of its own (no double scheduling). */
-  private refuseOwnSchedule(): void {
-    if (this.scheduledByOwner) throw new LogtoolError('usage', "this log's retention and cleaner run on its LogManager's schedule", { file: this.dir });
   }
 
   /** A compaction of this log (foreground or background) is running. */
@@ -366,9 +284,7 @@ export class Log {
 
   /** Compacts only when the schedule says so (what Kafka's cleaner thread does for this log). */
   async compactIfNeeded(opts: CleanerOptions = {}): Promise<CompactionRound> {
-    const schedule = this.compactionSchedule({ nowMs: opts.nowMs, fromStart: opts.fromStart });
-    if (!schedule.needed) return { schedule };
-    return { schedule, report: await this.compact({ nowMs: schedule.nowMs, ...opts }) };
+    return this.maintenance.compactIfNeeded(opts);
   }
 
   /**
@@ -378,8 +294,6 @@ export class Log {
    * and onWarning.
    */
   startCleaner(intervalMs = 15_000, onResult?: (r: CompactionRound) => void): void {
-    this.ensureWritable();
-    this.refuseOwnSchedule();
     this.maintenance.startCleaner(intervalMs, onResult);
   }
 
@@ -394,15 +308,7 @@ export class Log {
    * stay open and the lock held until it ends.
    */
   async compact(opts: CleanerOptions = {}): Promise<CleanReport> {
-    if (!opts.dryRun) this.ensureWritable();
-    if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
-    return this.maintenance.compactOnce(async () => {
-      // Sealed segments and their indexes durable before they are read and replaced.
-      if (!this.readOnly) await this.flush();
-      // The cleaner's modules load on the first compaction: a log that is only read or appended to never loads them.
-      const { cleanLog } = await import('../cleaner/cleaner.js');
-      return cleanLog(this, { deleteDelayMs: this.config.fileDeleteDelayMs, ...opts, keepRemovedDir: this.changes.keepDirFor(opts.keepRemovedDir) });
-    });
+    return this.maintenance.compact(opts);
   }
 
   /** This partition's entry in `<log dir>/cleaner-offset-checkpoint`. */
@@ -431,7 +337,7 @@ export class Log {
    * the event loop keeps serving other callers meanwhile.
    */
   static async openStable(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Promise<Log> {
-    return untilStable(Log.stableOpenAttempts(dir, options, timeoutMs));
+    return untilStable(readOnlyOpenAttempts(dir, options, timeoutMs, Log.open));
   }
 
   /**
@@ -440,11 +346,7 @@ export class Log {
    * A library embedding logtool uses openStable.
    */
   static openStableSync(dir: string, options: Omit<LogOptions, 'readOnly'> = {}, timeoutMs = 10_000): Log {
-    return untilStableSync(Log.stableOpenAttempts(dir, options, timeoutMs));
-  }
-
-  private static stableOpenAttempts(dir: string, options: Omit<LogOptions, 'readOnly'>, timeoutMs: number): Generator<number, Log, void> {
-    return stableOpenAttempts(options.io ?? realIO, dir, path.resolve(dir), timeoutMs, () => Log.open(dir, { ...options, readOnly: true }));
+    return untilStableSync(readOnlyOpenAttempts(dir, options, timeoutMs, Log.open));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -462,32 +364,13 @@ export class Log {
 
   /** What close and abandon work on (log-close.ts): the parts, and live views of the state. */
   private closing(): ClosingLog {
-    const log = this;
-    return {
-      io: this.io,
-      dir: this.dir,
-      readOnly: this.readOnly,
-      maintenance: this.maintenance,
-      pipeline: this.pipeline,
-      flusher: this.flusher,
-      changes: this.changes,
-      lock: this.lock,
-      ownFiles: this.ownFiles,
-      get segments() { return log.segments; },
-      get activeSegment() { return log.activeSegment; },
-      get closed() { return log.closed; },
+    const { maintenance, pipeline, flusher, changes, lock, ownFiles, appender } = this;
+    return closingView(this, {
+      maintenance, pipeline, flusher, changes, lock, ownFiles, appender,
       markClosed: () => (this.closed = true),
-      get backgroundError() { return log.backgroundError; },
-      get committedNextOffset() { return log.committedNextOffset; },
-      checkpointRecoveryPointAt: (offset) => {
-        this.checkpoints.recoveryPoint = offset;
-        this.checkpoints.writeRecoveryPoint();
-      },
-      get logStartOffset() { return log.logStartOffset; },
-      writeLogStartOffset: () => this.writeLogStartOffset(),
-      warn: (w) => this.onWarning(w),
-      snapshotAtClose: (offset) => this.snapshots?.onClose(offset),
-    };
+      checkpointRecoveryPointAt: (offset) => this.checkpoints.checkpointRecoveryPointAt(offset),
+      snapshotAtClose: (offset) => this.producers.snapshots?.onClose(offset),
+    });
   }
 
   get isClosed(): boolean {

@@ -3,7 +3,8 @@
  * another process: the reader side of the generation seqlock (cleaner/generation.ts; Kafka's
  * readers rely on the broker's in-memory segment map instead, which another process cannot share).
  */
-import type { FileIO } from '../io.js';
+import path from 'node:path';
+import { realIO, type FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
 import { readGeneration, sleepSync } from '../cleaner/generation.js';
 
@@ -42,6 +43,11 @@ export function* stableOpenAttempts<L extends Closable>(io: FileIO, dir: string,
       throw new LogtoolError('io', `the directory kept changing for ${timeoutMs} ms; could not open a stable view`, { file: dir });
     }
   }
+}
+
+/** Log.openStable's attempts: each opens `dir` read-only with `options` (io defaults to realIO). */
+export function readOnlyOpenAttempts<L extends Closable, O extends { io?: FileIO }>(dir: string, options: O, timeoutMs: number, open: (dir: string, options: O & { readOnly: true }) => L): Generator<number, L, void> {
+  return stableOpenAttempts(options.io ?? realIO, dir, path.resolve(dir), timeoutMs, () => open(dir, { ...options, readOnly: true }));
 }
 
 /** Runs the attempts waiting on timers between them: the event loop keeps serving other callers (Log.openStable). */

@@ -17,6 +17,7 @@ import { beginChange, endChange } from '../cleaner/generation.js';
 import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
 import { followLogEnds } from '../partition-state/log-ends.js';
 import type { LogSegments } from './log-segments.js';
+import type { LogFlusher } from './log-flush.js';
 import type { LogWarning } from './log-types.js';
 
 export interface ChangeHost {
@@ -32,6 +33,33 @@ export interface ChangeHost {
   /** Closes segments that left the log (once no flush is syncing them). */
   closeRetired(segments: readonly LogSegment[]): void;
   warn(w: LogWarning): void;
+}
+
+/** The Log's public face the changes work through (its log start offset, roll and checkpoint). */
+export interface ChangedLog {
+  readonly io: FileIO;
+  readonly dir: string;
+  readonly config: LogConfig;
+  logStartOffset: number;
+  roll(newBaseOffset: number): void;
+  writeLogStartOffset(): void;
+  warn(w: LogWarning): void;
+}
+
+/** A log's SegmentChanges: retired segments are closed by the flush glue once no flush syncs them. */
+export function segmentChangesOf(log: ChangedLog, segments: LogSegments, flusher: Pick<LogFlusher, 'closeRetired'>): SegmentChanges {
+  return new SegmentChanges({
+    io: log.io,
+    dir: log.dir,
+    config: log.config,
+    segments,
+    logStartOffset: () => log.logStartOffset,
+    setLogStartOffset: (offset) => (log.logStartOffset = offset),
+    roll: (offset) => log.roll(offset),
+    writeLogStartOffset: () => log.writeLogStartOffset(),
+    closeRetired: (retired) => flusher.closeRetired(retired, (e) => log.warn({ file: log.dir, message: `closing a removed segment failed: ${(e as Error).message}` })),
+    warn: (w) => log.warn(w),
+  });
 }
 
 export class SegmentChanges {

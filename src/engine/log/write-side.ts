@@ -11,6 +11,7 @@ import type { LogSegments } from './log-segments.js';
 import { AppendPath } from './append-path.js';
 import { Roller } from './roll.js';
 import { LogFlusher } from './log-flush.js';
+import type { LogPositions } from './log-types.js';
 
 export interface WriteSideHost {
   readonly io: FileIO;
@@ -80,4 +81,56 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
     appender.attach(pipeline);
   }
   return { appender, roller, flusher, pipeline };
+}
+
+/** The recovery point's rules (log-checkpoints.ts). */
+interface RecoveryPoints {
+  advanceRecoveryPoint(offset: number): void;
+  checkpointRecoveryPointIfChanged(): Promise<number>;
+}
+
+/** Producer snapshots rolls take (partition-state/snapshot-keeper.ts). */
+interface RollSnapshots {
+  onRolled(newBaseOffset: number): unknown;
+  syncRolled(): Promise<number>;
+}
+
+/** A Log's write side: flushes advance its checkpoints' recovery point, rolls take producer snapshots. */
+export function wireLogWriteSide(
+  log: Pick<WriteSideHost, 'io' | 'dir' | 'config' | 'readOnly'>,
+  segments: LogSegments,
+  ensureWritable: () => void,
+  checkpoints: RecoveryPoints,
+  snapshots: RollSnapshots | undefined,
+  init: { nextOffset: number; thoroughFlushIntervalMs?: number; scheduledByOwner?: boolean },
+): WriteSide {
+  const host: WriteSideHost = {
+    io: log.io,
+    dir: log.dir,
+    config: log.config,
+    readOnly: log.readOnly,
+    segments,
+    ensureWritable,
+    advanceRecoveryPoint: (offset) => checkpoints.advanceRecoveryPoint(offset),
+    checkpointRecoveryPoint: () => checkpoints.checkpointRecoveryPointIfChanged(),
+    onRolled: (newBaseOffset) => snapshots?.onRolled(newBaseOffset),
+    syncRolledSnapshots: () => snapshots?.syncRolled() ?? Promise.resolve(0),
+  };
+  return wireWriteSide(host, init.nextOffset, init.thoroughFlushIntervalMs, init.scheduledByOwner);
+}
+
+/** Log.positions(): written, committed and flushed positions with the recovery point (docs/durability.md). */
+export function writePositions(side: Pick<WriteSide, 'appender' | 'flusher'>, segments: LogSegments, checkpoints: { recoveryPoint: number; checkpointedRecoveryPoint: number }): LogPositions {
+  // A reader of an empty partition directory has no segment: the empty log Kafka would create
+  // starts at the log end offset.
+  const a = side.appender;
+  const active = segments.last ?? { baseOffset: a.nextOffset, size: 0 };
+  return {
+    written: { offset: a.nextOffset, segment: active.baseOffset, position: active.size + a.writeBufferBytes },
+    committed: { offset: a.committedNextOffset, segment: active.baseOffset, position: active.size },
+    flushed: { ...side.flusher.flushedPos },
+    recoveryPoint: checkpoints.recoveryPoint,
+    checkpointedRecoveryPoint: checkpoints.checkpointedRecoveryPoint,
+    bytes: { written: a.writtenTotal, committed: a.committedTotal, flushed: side.flusher.flushedTotal },
+  };
 }

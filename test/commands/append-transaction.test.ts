@@ -18,7 +18,9 @@ import { jsonLines } from '../helpers/txn-partition.js';
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(removeTempDirs);
 
-const RECORDS_PER_RUN = 20_000;
+const RECORDS_PER_RUN = 10_000;
+/** Batches per run (100 records each): a kill after 1..BATCHES_PER_RUN × 1.2 acknowledgements leaves some runs complete. */
+const BATCHES_PER_RUN = RECORDS_PER_RUN / 100;
 const TRIALS = 12;
 
 /** Mulberry32: reproducible delays. */
@@ -91,9 +93,9 @@ describe('append --transaction', () => {
     let interruptedWithData = 0;
     for (let k = 0; k < TRIALS; k++) {
       const run = `r${k}`;
-      // Every third trial by time (possibly before anything is written), the others after 1..240
-      // acknowledged batches of the ~200 (some therefore complete).
-      const res = k % 3 === 0 ? await appendRun(dir, writeInput(tmp, run), 100 + Math.floor(rnd() * 1500)) : await appendRun(dir, writeInput(tmp, run), undefined, 1 + Math.floor(rnd() * 240));
+      // Every third trial by time (possibly before anything is written), the others after 1..120
+      // acknowledged batches of the 100 (some therefore complete).
+      const res = k % 3 === 0 ? await appendRun(dir, writeInput(tmp, run), 100 + Math.floor(rnd() * 1500)) : await appendRun(dir, writeInput(tmp, run), undefined, 1 + Math.floor(rnd() * BATCHES_PER_RUN * 1.2));
       const wasKilled = res.signal === 'SIGKILL';
       if (wasKilled) killed.push(run);
       else expect(res.code, res.stderr).toBe(0);

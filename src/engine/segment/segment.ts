@@ -11,6 +11,7 @@ import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
+import { SegmentPreallocation } from './preallocation.js';
 import { decodeRecords, type LogRecord } from '../format/record-batch.js';
 import { entryRecords } from '../format/entry-records.js';
 import { scanAndIndex, writeIndexFiles } from '../recovery/index-rebuilder.js';
@@ -73,13 +74,8 @@ export class LogSegment {
   readonly maxIndexBytes: number;
   /** Bytes of log entries in the `.log` (committed to the OS): the write position. */
   size: number;
-  /** Length of the `.log` file: `size` plus any preallocated zeros ahead of it. */
-  private fileBytes: number;
-  /**
-   * Zeros kept written ahead of `size` (0: none). Set by the writer on its active segment only;
-   * cleared, and the zeros trimmed, when the segment becomes inactive.
-   */
-  preallocateBytes = 0;
+  /** Zeros written ahead of `size` (preallocation.ts). */
+  private readonly preallocation: SegmentPreallocation;
   /**
    * Scans end quietly at an all-zero tail (preallocated space): set on the last segment only (by
    * the loader and the roll); in a sealed segment zeros are damage, since a roll trims them.
@@ -126,7 +122,7 @@ export class LogSegment {
       this.releaseIndexes();
     }
     this.size = this.logFile.fstat().size;
-    this.fileBytes = this.size;
+    this.preallocation = new SegmentPreallocation(this.logFile, opts.writable, this.size);
     if (opts.writable) {
       const last = this.timeIndex.lastEntry;
       this.maxTimestampSoFar = last.timestamp;
@@ -225,45 +221,26 @@ export class LogSegment {
       p += b.size;
     }
     this.size = position + written;
-    if (this.size > this.fileBytes) {
-      this.fileBytes = this.size;
-      if (this.preallocateBytes > 0) this.preallocate(this.size + this.preallocateBytes);
-    }
+    this.preallocation.appended(this.size);
     this.dirty = true;
     return position;
   }
 
   /**
-   * Writes zeros from the file's end to `toBytes` (BookKeeper's journal preallocation, not Kafka's
-   * sparse `file.preallocate`): an fdatasync after an append over blocks already written need not
-   * commit a new file size. Scanners end quietly at these zeros (file-records.ts).
+   * Zeros kept written ahead of `size` (0: none). Set by the writer on its active segment only;
+   * cleared, and the zeros trimmed, when the segment becomes inactive.
    */
-  private preallocate(toBytes: number): void {
-    const zeros = Buffer.alloc(Math.min(PREALLOCATE_CHUNK_BYTES, toBytes - this.fileBytes));
-    try {
-      while (this.fileBytes < toBytes) {
-        const n = this.logFile.write(zeros, 0, Math.min(zeros.length, toBytes - this.fileBytes), this.fileBytes);
-        assert(n > 0, `short write of preallocated zeros`, { file: this.logPath, position: this.fileBytes });
-        this.fileBytes += n;
-      }
-    } catch {
-      // Only an optimisation (a full disk): the appended data is whole; stop preallocating here.
-      // The zeros written so far are cut now if possible, else at roll or close (fileBytes > size).
-      this.fileBytes = toBytes;
-      try {
-        this.trimPreallocated();
-      } catch {
-        this.preallocateBytes = 0;
-      }
-    }
+  get preallocateBytes(): number {
+    return this.preallocation.aheadBytes;
+  }
+
+  set preallocateBytes(bytes: number) {
+    this.preallocation.aheadBytes = bytes;
   }
 
   /** Cuts preallocated zeros off the `.log` (on roll and close); the next fdatasync commits the size. */
   trimPreallocated(): void {
-    this.preallocateBytes = 0;
-    if (this.fileBytes <= this.size || !this.writable) return;
-    this.logFile.truncate(this.size);
-    this.fileBytes = this.size;
+    this.preallocation.trim(this.size);
   }
 
   /**
@@ -359,7 +336,8 @@ export class LogSegment {
     const truncatedBytes = this.size - r.validBytes;
     if (truncatedBytes > 0 && opts.truncate !== false) {
       this.file.truncate(r.validBytes);
-      this.size = this.fileBytes = r.validBytes;
+      this.size = r.validBytes;
+      this.preallocation.truncated(r.validBytes);
     }
     this.maxTimestampSoFar = r.maxTimestamp;
     this.offsetOfMaxTimestampSoFar = r.offsetOfMaxTimestamp;
@@ -455,7 +433,8 @@ export class LogSegment {
   /** Truncates the `.log` to `bytes` and drops index entries past it. */
   truncateToBytes(bytes: number, nextOffset: number): void {
     this.file.truncate(bytes);
-    this.size = this.fileBytes = bytes;
+    this.size = bytes;
+    this.preallocation.truncated(bytes);
     this.offsetIndex.truncateTo(nextOffset);
     this.timeIndex.truncateTo(nextOffset);
     this.lastAppendedOffset = undefined;
@@ -501,9 +480,6 @@ export class LogSegment {
     return SEGMENT_SUFFIXES.map((s) => base + s).filter((p) => this.io.stat(p) !== undefined);
   }
 }
-
-/** Largest zero buffer one preallocation step writes. */
-const PREALLOCATE_CHUNK_BYTES = 1 << 20;
 
 export interface AppendedBatchInfo {
   size: number;

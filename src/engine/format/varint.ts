@@ -11,15 +11,27 @@ export interface VarintCursor {
 }
 
 export function readVarint(buf: Buffer, cur: VarintCursor, end: number): number {
-  let pos = cur.pos;
+  const pos = cur.pos;
   if (pos < end) {
-    // One byte (most lengths, deltas and counts of small records): no loop.
+    // One or two bytes (the deltas, counts and lengths of records up to 8 KiB): no loop, and small
+    // enough for the JIT to inline into the record decoder.
     const b = buf[pos]!;
     if (b < 0x80) {
       cur.pos = pos + 1;
       return (b >>> 1) ^ -(b & 1);
     }
+    const b1 = pos + 1 < end ? buf[pos + 1]! : 0x80;
+    if (b1 < 0x80) {
+      const raw = (b & 0x7f) | (b1 << 7);
+      cur.pos = pos + 2;
+      return (raw >>> 1) ^ -(raw & 1);
+    }
   }
+  return readLongerVarint(buf, cur, end);
+}
+
+function readLongerVarint(buf: Buffer, cur: VarintCursor, end: number): number {
+  let pos = cur.pos;
   let raw = 0;
   let shift = 0;
   for (let i = 0; ; i++) {

@@ -51,6 +51,17 @@ function readLongerVarint(buf: Buffer, cur: VarintCursor, end: number): number {
 }
 
 export function readVarlong(buf: Buffer, cur: VarintCursor, end: number): number {
+  const pos = cur.pos;
+  // One byte (the timestamp delta of records appended within 64 ms of their batch's first): inlined.
+  if (pos < end && buf[pos]! < 0x80) {
+    const b = buf[pos]!;
+    cur.pos = pos + 1;
+    return (b >>> 1) ^ -(b & 1);
+  }
+  return readLongerVarlong(buf, cur, end);
+}
+
+function readLongerVarlong(buf: Buffer, cur: VarintCursor, end: number): number {
   let pos = cur.pos;
   // Zig-zag puts the sign in bit 0 of the first byte; accumulate the remaining bits (the
   // magnitude) separately so that the sign survives values beyond 2^53, where doubles lose

@@ -96,6 +96,11 @@ export interface ScanOptions {
    * offset from an index entry's position; `reachedOffset` tells whether it got there.
    */
   skipBelowOffset?: number;
+  /**
+   * With skipBelowOffset: where the batches wanted end (from the offset index: lookupSpan). Once
+   * past the first entry, reads extend up to it, so the batch holding the offset comes in one read.
+   */
+  skipReadEnd?: number;
   /** Or the file to read through (a segment's descriptor-cache handle; its size is endPosition, which is then required). */
   file?: FileSource;
 }
@@ -244,6 +249,15 @@ export class EntryScanner {
     }
   }
 
+  /**
+   * Bytes to read from `position` while passing over headers: a few KiB at the start (the floor
+   * entry's batch is below the offset but for its last), then up to skipReadEnd.
+   */
+  private skipReadAhead(position: number): number {
+    const end = this.opts.skipReadEnd;
+    return end === undefined || position === (this.opts.startPosition ?? 0) ? SKIP_READ_BYTES : Math.max(SKIP_READ_BYTES, end - position);
+  }
+
   /** Ends the scan there: `end` says how. */
   private stop(end: ScanEnd): undefined {
     this.end = end;
@@ -261,7 +275,7 @@ export class EntryScanner {
       if (remaining > 0) return this.stop({ kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` });
       return undefined;
     }
-    w.ensure(position, HEADER_PROBE_BYTES + 1, this.opts.skipBelowOffset !== undefined && !this.reachedOffset ? SKIP_READ_BYTES : Infinity);
+    w.ensure(position, HEADER_PROBE_BYTES + 1, this.opts.skipBelowOffset !== undefined && !this.reachedOffset ? this.skipReadAhead(position) : Infinity);
     const p = position - w.filePos;
     const entrySizeField = w.buf.readInt32BE(p + 8);
     const magic = w.buf.readInt8(p + 16);
@@ -284,7 +298,7 @@ export class EntryScanner {
   private isBelow(w: ScanWindow, position: number, size: number, offset: number): boolean | undefined {
     const magic = w.buf.readInt8(position - w.filePos + 16);
     if (magic < 2) return readInt64(w.buf, position - w.filePos) < offset; // a legacy entry's offset is its last
-    if (!w.ensure(position, Math.min(size, RECORD_BATCH_OVERHEAD), SKIP_READ_BYTES)) return this.stop({ kind: 'partial', position, bytes: w.fileEnd - position, reason: 'file shrank while reading' });
+    if (!w.ensure(position, Math.min(size, RECORD_BATCH_OVERHEAD), this.skipReadAhead(position))) return this.stop({ kind: 'partial', position, bytes: w.fileEnd - position, reason: 'file shrank while reading' });
     const p = position - w.filePos;
     const baseOffset = readInt64(w.buf, p);
     const lastOffsetDelta = w.buf.readInt32BE(p + 23);

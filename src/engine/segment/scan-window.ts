@@ -47,7 +47,8 @@ export class ScanWindow {
     // After an entry that was not buffered, position lies past the buffered bytes: keep none.
     const startInBuf = Math.min(position - this.filePos, this.len);
     const buf = this.buf;
-    const grown = buf.length < this.chunkBytes && readAhead === Infinity ? Math.min(this.chunkBytes, buf.length * 2) : buf.length;
+    // Reading on: doubling up to a chunk; a bounded read-ahead: its size (within a chunk).
+    const grown = readAhead === Infinity ? (buf.length < this.chunkBytes ? Math.min(this.chunkBytes, buf.length * 2) : buf.length) : Math.max(buf.length, Math.min(readAhead, this.chunkBytes));
     if (needed > buf.length || grown > buf.length || this.yielded) {
       // A buffer that entries were yielded from is never written again: the records decoded
       // from it are views of its bytes (see LogEntry).

@@ -119,7 +119,7 @@ export class Log {
 
   private ensureWritable(): void {
     if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
-    if (this.readOnly) throw new LogtoolError('usage', 'log was opened read-only', { file: this.dir });
+    if (this.readOnly) throw new LogtoolError('invalid-state', 'log was opened read-only', { file: this.dir });
     if (this.appender.failure) throw this.appender.failure;
   }
 

@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { realIO, removeTree, type FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError, InvalidDirectoryError, LogtoolError } from '../errors.js';
 import { Log, type LogOptions } from '../log/log.js';
 import { DirectoryLock } from '../log/lock.js';
 import { FileDescriptorCache } from '../segment/fd-cache.js';
@@ -87,7 +87,7 @@ interface DirState {
 }
 
 function requirePartitionNumber(partition: number): void {
-  if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0x7fffffff) throw new LogtoolError('usage', `invalid partition number ${partition}`);
+  if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0x7fffffff) throw new LogtoolError('invalid-argument', `invalid partition number ${partition}`);
 }
 
 /** Kafka's LocalLog.logDeleteDirName: `<topic>-<partition>.<uuid without dashes>-delete`, the topic cut to keep 255 characters. */
@@ -131,10 +131,10 @@ export class LogManager {
 
   /** Opens every log directory and loads every partition in them (see the file comment). */
   static async open(logDirs: readonly string[], options: LogManagerOptions = {}): Promise<LogManager> {
-    if (logDirs.length === 0) throw new LogtoolError('usage', 'give at least one log directory');
+    if (logDirs.length === 0) throw new InvalidArgumentError(['logDirs'], 'give at least one log directory');
     const io = options.io ?? realIO;
     const threads = options.recoveryThreadsPerDataDir ?? 2;
-    if (!Number.isSafeInteger(threads) || threads < 1) throw new LogtoolError('usage', `recoveryThreadsPerDataDir must be a positive integer, not ${threads}`);
+    if (!Number.isSafeInteger(threads) || threads < 1) throw new InvalidArgumentError(['recoveryThreadsPerDataDir'], `recoveryThreadsPerDataDir must be a positive integer, not ${threads}`);
     const resolved = [...new Set(logDirs.map((d) => path.resolve(d)))];
     const states: DirState[] = [];
     const manager = new LogManager(states, options, io);
@@ -156,10 +156,10 @@ export class LogManager {
     const { io, options } = this;
     const st = io.stat(dir);
     let created = false;
-    if (st && !st.isDirectory) throw new LogtoolError('usage', 'not a directory', { file: dir });
+    if (st && !st.isDirectory) throw new InvalidDirectoryError('not a directory', dir, 'logDirs');
     if (!st) {
       if (options.readOnly || options.create === false) throw new LogtoolError('not-found', 'no such log directory', { file: dir });
-      if (classifyEntry(path.basename(dir), true).kind === 'partition') throw new LogtoolError('usage', 'will not create a log directory named like a partition directory (<topic>-<partition>)', { file: dir });
+      if (classifyEntry(path.basename(dir), true).kind === 'partition') throw new InvalidDirectoryError('will not create a log directory named like a partition directory (<topic>-<partition>)', dir, 'logDirs');
       io.mkdirp(dir);
       io.syncDir(path.dirname(dir));
       created = true;
@@ -168,9 +168,9 @@ export class LogManager {
     const entries = listLogDir(dir, io);
     // Kafka's rule: a name of the form <topic>-<partition> is a partition directory.
     if (!isBroker && classifyEntry(path.basename(dir), true).kind === 'partition' && !entries.some((e) => e.kind === 'partition')) {
-      throw new LogtoolError('usage', 'this is a partition directory (named <topic>-<partition>); give the log directory that holds it', { file: dir });
+      throw new InvalidDirectoryError('this is a partition directory (named <topic>-<partition>); give the log directory that holds it', dir, 'logDirs');
     }
-    if (options.readOnly && !entries.some(isKafkaEntry)) throw new LogtoolError('usage', 'not a log directory: it holds no partitions and no Kafka files', { file: dir });
+    if (options.readOnly && !entries.some(isKafkaEntry)) throw new InvalidDirectoryError('not a log directory: it holds no partitions and no Kafka files', dir, 'logDirs');
     const state: DirState = { dir, snapshot: undefined, namesByPartition: new Map(), lock: undefined, writerLock: undefined, isBroker, partitions: new Set() };
     if (!options.readOnly) {
       state.lock = await BrokerLock.acquire(dir, io, { create: created });
@@ -207,7 +207,7 @@ export class LogManager {
       const key = tpKey(e.topicPartition!.topic, e.topicPartition!.partition);
       const here = path.join(state.dir, e.name);
       const other = seen.get(key);
-      if (other !== undefined) throw new LogtoolError('usage', `partition ${e.name} is in two log directories: ${other} and ${here}; Kafka keeps a partition in one`, { file: here });
+      if (other !== undefined) throw new InvalidDirectoryError(`partition ${e.name} is in two log directories: ${other} and ${here}; Kafka keeps a partition in one`, here, 'logDirs');
       seen.set(key, here);
     }
     return parts;
@@ -329,7 +329,7 @@ export class LogManager {
 
   private ensureWritable(): void {
     if (this.closed) throw new LogtoolError('closed', 'the log manager is closed');
-    if (this.options.readOnly) throw new LogtoolError('usage', 'the log manager was opened read-only');
+    if (this.options.readOnly) throw new LogtoolError('invalid-state', 'the log manager was opened read-only');
   }
 
   /**

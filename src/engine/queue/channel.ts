@@ -154,7 +154,7 @@ export class Channel {
 
   constructor(log: Log, options: ChannelOptions) {
     validateGroupName(options.group);
-    if (log.readOnly) throw new LogtoolError('usage', 'a channel needs a log opened for writing', { file: log.dir });
+    if (log.readOnly) throw new LogtoolError('invalid-state', 'a channel needs a log opened for writing', { file: log.dir });
     this.log = log;
     this.group = options.group;
     this.capacity = positiveInt('capacity', options.capacity, DEFAULT_CHANNEL_CAPACITY);
@@ -253,7 +253,7 @@ export class Channel {
     let stagedBytes = 0;
     let state: TxState = 'open';
     const requireOpen = (what: string) => {
-      if (state !== 'open') throw new LogtoolError('usage', `cannot ${what} a put transaction that is ${state}`);
+      if (state !== 'open') throw new LogtoolError('invalid-state', `cannot ${what} a put transaction that is ${state}`);
     };
     return {
       put: (record: RecordInput) => {
@@ -271,7 +271,7 @@ export class Channel {
       },
       commit: async () => {
         requireOpen('commit');
-        if (staged.length === 0) throw new LogtoolError('usage', 'a put transaction needs at least one record to commit; roll back an empty one');
+        if (staged.length === 0) throw new LogtoolError('invalid-state', 'a put transaction needs at least one record to commit; roll back an empty one');
         state = 'committing';
         try {
           const result = await this.commitPut(staged);
@@ -346,14 +346,14 @@ export class Channel {
 
   takeTransaction(): TakeTransaction {
     this.ensureOpen();
-    if (this.takeOpen) throw new LogtoolError('usage', 'a take transaction is already open on this channel; commit or roll it back first');
+    if (this.takeOpen) throw new LogtoolError('invalid-state', 'a take transaction is already open on this channel; commit or roll it back first');
     this.takeOpen = true;
     let state: TxState = 'open';
     let next = this.takePosition;
     let taken = 0;
     let ahead: LogRecord[] = [];
     const requireOpen = (what: string) => {
-      if (state !== 'open') throw new LogtoolError('usage', `cannot ${what} a take transaction that is ${state}`);
+      if (state !== 'open') throw new LogtoolError('invalid-state', `cannot ${what} a take transaction that is ${state}`);
     };
     const takeNow = (): LogRecord | undefined => {
       if (taken >= this.transactionCapacity) {

@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Channel, ExitCode, InvalidArgumentError, InvalidDirectoryError, Log, LogManager, LogtoolError } from '../../src/api.js';
 import { LogTransaction } from '../../src/engine/partition-state/log-transaction.js';
 import { makeTempDir, removeTempDirs, tempPartitionPath } from '../helpers/fixtures.js';
+import { rejected } from '../helpers/errors.js';
 
 afterAll(removeTempDirs);
 
@@ -64,15 +65,7 @@ function engineFiles(dir: string): string[] {
   });
 }
 
-async function caught(fn: () => unknown): Promise<LogtoolError> {
-  try {
-    await fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LogtoolError);
-    return e as LogtoolError;
-  }
-  throw new Error('expected a LogtoolError');
-}
+const caught = (fn: () => unknown): Promise<LogtoolError> => rejected(fn, LogtoolError);
 
 describe('engine error kinds', () => {
   it('the source check finds a usage literal in code and ignores one in a comment', () => {

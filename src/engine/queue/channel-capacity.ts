@@ -65,13 +65,7 @@ export const DEFAULT_KEEP_ALIVE_MS = 3000;
 export const POLL_INTERVAL_MS = 20;
 
 /** The capacities of ChannelOptions, defaults applied and checked. */
-export interface ChannelCapacities {
-  capacity: number;
-  capacityBytes: number;
-  transactionCapacity: number;
-  transactionCapacityBytes: number;
-  keepAliveMs: number;
-}
+export type ChannelCapacities = Required<Pick<ChannelOptions, 'capacity' | 'capacityBytes' | 'transactionCapacity' | 'transactionCapacityBytes' | 'keepAliveMs'>>;
 
 function positiveInt(name: string, v: number | undefined, def: number): number {
   const n = v ?? def;

@@ -37,7 +37,7 @@ export function hasLeadingZeros(dir: string): boolean {
   return /-0\d+$/.test(name);
 }
 
-/** logtool creates only Kafka's canonical name (`t-1`, never `t-01`): a usage error otherwise. */
+/** logtool creates only Kafka's canonical name (`t-1`, never `t-01`): an InvalidDirectoryError otherwise. */
 export function requireCanonicalNameToCreate(dir: string, tp: TopicPartition): void {
   if (hasLeadingZeros(dir)) {
     throw new InvalidDirectoryError(`will not create a partition directory with leading zeros; Kafka names partition ${tp.partition} of ${tp.topic} ${tp.topic}-${tp.partition}`, dir);
@@ -47,8 +47,8 @@ export function requireCanonicalNameToCreate(dir: string, tp: TopicPartition): v
 /**
  * Checkpoints key a partition by `<topic> <partition number>`, so `t-1`, `t-01` and `t-000000001`
  * in one log directory would share (and overwrite) one recovery point and log start offset. Such a
- * directory is used only if it is the one directory there naming its partition: otherwise a usage
- * error naming both. `siblings` are the names in the log directory.
+ * directory is used only if it is the one directory there naming its partition: otherwise an
+ * InvalidDirectoryError naming both. `siblings` are the names in the log directory.
  */
 export function requireUnambiguousPartition(dir: string, tp: TopicPartition, siblings: readonly string[]): void {
   const own = path.basename(path.resolve(dir));

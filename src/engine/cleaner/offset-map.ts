@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { LogtoolError } from '../errors.js';
+import { shortMd5, SHORT_MD5_MAX_BYTES } from './md5.js';
 
 export const OFFSET_MAP_HASH_BYTES = 16;
 export const OFFSET_MAP_ENTRY_BYTES = OFFSET_MAP_HASH_BYTES + 8;
@@ -18,74 +19,10 @@ export const DEFAULT_LOAD_FACTOR = 0.9;
 
 const nativeHash = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'buffer') => Buffer }).hash;
 const LITTLE_ENDIAN = os.endianness() === 'LE';
-/** Keys up to this length are hashed by the JavaScript MD5 below (no allocation, ~4× faster). */
-const JS_MD5_MAX_KEY_BYTES = 119;
-
-// RFC 1321 MD5 for short inputs (one or two 64-byte blocks), writing the digest as four
-// little-endian words — the same 16 bytes node:crypto produces (test/engine/cleaner proves it).
-const S = Int8Array.from([7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21]);
-const K = new Int32Array(64).map((_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 4294967296) | 0);
-const G = new Int8Array(64).map((_, i) => (i < 16 ? i : i < 32 ? (5 * i + 1) & 15 : i < 48 ? (3 * i + 5) & 15 : (7 * i) & 15));
-const W = new Int32Array(16);
-const TAIL = Buffer.alloc(128);
-const ST = new Int32Array(4);
-
-function md5Block(w: Int32Array): void {
-  let a = ST[0]!;
-  let b = ST[1]!;
-  let c = ST[2]!;
-  let d = ST[3]!;
-  for (let i = 0; i < 64; i++) {
-    const f = i < 16 ? (b & c) | (~b & d) : i < 32 ? (d & b) | (~d & c) : i < 48 ? b ^ c ^ d : c ^ (b | ~d);
-    const t = d;
-    d = c;
-    c = b;
-    const x = (a + f + K[i]! + w[G[i]!]!) | 0;
-    const s = S[i]!;
-    b = (b + ((x << s) | (x >>> (32 - s)))) | 0;
-    a = t;
-  }
-  ST[0] = (ST[0]! + a) | 0;
-  ST[1] = (ST[1]! + b) | 0;
-  ST[2] = (ST[2]! + c) | 0;
-  ST[3] = (ST[3]! + d) | 0;
-}
-
-function loadWords(src: Uint8Array, p: number): void {
-  for (let j = 0; j < 16; j++, p += 4) W[j] = src[p]! | (src[p + 1]! << 8) | (src[p + 2]! << 16) | (src[p + 3]! << 24);
-}
-
-function jsMd5(buf: Buffer, start: number, end: number, out: Int32Array): void {
-  ST[0] = 0x67452301;
-  ST[1] = 0xefcdab89 | 0;
-  ST[2] = 0x98badcfe | 0;
-  ST[3] = 0x10325476;
-  const len = end - start;
-  let p = start;
-  for (; end - p >= 64; p += 64) {
-    loadWords(buf, p);
-    md5Block(W);
-  }
-  const rem = end - p;
-  TAIL.fill(0);
-  buf.copy(TAIL, 0, p, end);
-  TAIL[rem] = 0x80;
-  const total = rem + 9 <= 64 ? 64 : 128;
-  TAIL.writeUInt32LE((len * 8) >>> 0, total - 8);
-  TAIL.writeUInt32LE(Math.floor(len / 0x20000000), total - 4);
-  for (let o = 0; o < total; o += 64) {
-    loadWords(TAIL, o);
-    md5Block(W);
-  }
-  out[0] = ST[0]!;
-  out[1] = ST[1]!;
-  out[2] = ST[2]!;
-  out[3] = ST[3]!;
-}
 
 /** MD5 of buf[start, end) into the 16 bytes behind out (four little-endian words). */
 export function md5Into(buf: Buffer, start: number, end: number, out: Int32Array): void {
-  if (LITTLE_ENDIAN && end - start <= JS_MD5_MAX_KEY_BYTES) return jsMd5(buf, start, end, out);
+  if (LITTLE_ENDIAN && end - start <= SHORT_MD5_MAX_BYTES) return shortMd5(buf, start, end, out);
   const view = buf.subarray(start, end);
   const digest = nativeHash ? nativeHash('md5', view, 'buffer') : crypto.createHash('md5').update(view).digest();
   digest.copy(Buffer.from(out.buffer, out.byteOffset, OFFSET_MAP_HASH_BYTES));

@@ -103,6 +103,7 @@ export class Cleaner {
         if (!failed) throw e; // otherwise the first failure is the one reported
       }
       this.report.durationMs = Math.round(performance.now() - t0);
+      this.report.bytesCrcChecked = this.ctx.scan.bytesCrcChecked;
       this.ctx.progress.sampleMemory();
     }
     return this.report;

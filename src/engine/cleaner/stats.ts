@@ -46,6 +46,8 @@ export interface CleanReport {
   bytesRemoved: number;
   /** Bytes read by all passes (map building and recopying). */
   bytesScanned: number;
+  /** Bytes whose CRC-32C was computed: each batch is verified once per run, however often read. */
+  bytesCrcChecked: number;
   segmentsBefore: number;
   segmentsAfter: number;
   groups: CleanedGroup[];
@@ -79,6 +81,7 @@ export function newCleanReport(log: CleanableLog, opts: CleanerOptions, nowMs: n
     bytesAfter: 0,
     bytesRemoved: 0,
     bytesScanned: 0,
+    bytesCrcChecked: 0,
     segmentsBefore: log.segments.length,
     segmentsAfter: log.segments.length,
     groups: [],

@@ -264,7 +264,9 @@ interface HeaderEntry {
 
 /**
  * Batch headers of a segment without reading the records: a 64 KiB window serves runs of small
- * batches, larger batches are skipped over. Stops quietly at anything that is not a whole entry
+ * batches; after a batch larger than the window only the next header is read (batches that large
+ * tend to follow each other), so a segment of large batches costs a few bytes per batch, not a
+ * window each. Stops quietly at anything that is not a whole entry
  * (the map-building and recopying scans verify every batch and report corruption).
  */
 function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<HeaderEntry> {
@@ -273,9 +275,10 @@ function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<Head
   let winStart = 0;
   let winLen = 0;
   let pos = 0;
+  let afterLargeBatch = false;
   const load = (at: number, need: number): boolean => {
     if (at >= winStart && at + need <= winStart + winLen) return true;
-    const want = Math.min(HEADER_WINDOW_BYTES, size - at);
+    const want = Math.min(afterLargeBatch ? RECORD_BATCH_OVERHEAD : HEADER_WINDOW_BYTES, size - at);
     if (want < need) return false;
     winLen = file.read(win, 0, want, at);
     winStart = at;
@@ -308,6 +311,7 @@ function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<Head
       },
     };
     pos += entrySize;
+    afterLargeBatch = entrySize > HEADER_WINDOW_BYTES;
   }
 }
 

@@ -127,7 +127,7 @@ export class Cleaner {
     }
     const inRange = segments.filter((s) => s.baseOffset < firstUncleanable);
     this.checkCleanable(inRange, facts);
-    this.sizeMemory(inRange, facts);
+    this.sizeMemory(inRange, facts, firstUncleanable - firstDirty);
     r.bytesBefore = inRange.reduce((n, s) => n + s.size, 0);
     // Records without a key: the clean part now, the dirty part while the first map is built.
     const keyless = new KeylessTally();
@@ -139,7 +139,7 @@ export class Cleaner {
       pass++;
       if (pass > 1) facts = await this.analyze(segments, firstDirty);
       const map = this.map!;
-      map.clear();
+      map.clear(firstDirty);
       const range = { start: firstDirty, end: firstUncleanable, pass };
       await buildOffsetMap(this.ctx, map, segments, new TxnMetadata(facts.aborted), range, pass === 1 ? keyless : undefined);
       if (pass === 1) keyless.throwIfAny();
@@ -155,6 +155,7 @@ export class Cleaner {
       const finalPass = endOffset >= firstUncleanable || pass >= maxPasses;
       const round = { endOffset, firstUncleanable, pass, finalPass };
       segments = await this.segmentsCleaner.clean(segments, map, new TxnMetadata(facts.aborted), this.activeProducers(facts), round);
+      r.offsetMap.keysHashed += map.lookups;
       firstDirty = endOffset;
       r.cleanedThrough = endOffset;
       r.passes = pass;
@@ -177,14 +178,15 @@ export class Cleaner {
   }
 
   /** Splits the memory bound between I/O buffers and the offset map (memory.ts). */
-  private sizeMemory(inRange: LogSegment[], facts: LogFacts): void {
+  private sizeMemory(inRange: LogSegment[], facts: LogFacts, dirtyOffsets: number): void {
     const sized = sizeCleanerMemory(
       inRange.map((s) => facts.segments.get(s)!),
-      { maxMemoryBytes: this.opts.maxMemoryBytes, offsetMapBytes: this.opts.offsetMapBytes, headerWindowBytes: HEADER_WINDOW_BYTES },
+      { maxMemoryBytes: this.opts.maxMemoryBytes, offsetMapBytes: this.opts.offsetMapBytes, headerWindowBytes: HEADER_WINDOW_BYTES, dirtyOffsets },
     );
     this.map = sized.map;
     this.ctx.scan.maxDecompressedBytes = sized.maxDecompressedBytes;
-    this.report.offsetMap = { slots: sized.map.slots, memoryBytes: sized.map.memoryBytes, maxEntries: sized.map.maxEntries, peakEntries: 0 };
+    const m = sized.map;
+    this.report.offsetMap = { slots: m.slots, memoryBytes: m.memoryBytes, markBytes: m.markBytes, maxEntries: m.maxEntries, peakEntries: 0, keysHashed: 0 };
     this.report.memory.accountedBytes = sized.accountedBytes;
   }
 

@@ -28,6 +28,61 @@ export function md5Into(buf: Buffer, start: number, end: number, out: Int32Array
   digest.copy(Buffer.from(out.buffer, out.byteOffset, OFFSET_MAP_HASH_BYTES));
 }
 
+/**
+ * Which offsets of a round's dirty range the map holds as their key's latest: two bits per offset
+ * (mapped; still the latest), set as the map is built, so the recopy can tell a dirty record's
+ * fate without hashing its key a second time. Offsets outside [base, base + capacity) are not
+ * marked (the recopy looks their keys up).
+ */
+class LatestMarks {
+  readonly capacity: number;
+  private base = 0;
+  private readonly mapped: Int32Array;
+  private readonly latest: Int32Array;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.mapped = new Int32Array(Math.ceil(capacity / 32));
+    this.latest = new Int32Array(this.mapped.length);
+  }
+
+  get memoryBytes(): number {
+    return this.mapped.byteLength + this.latest.byteLength;
+  }
+
+  reset(base: number): void {
+    this.base = base;
+    this.mapped.fill(0);
+    this.latest.fill(0);
+  }
+
+  /** `offset` is now its key's latest, in place of `replaced` (−1 for a key new to the map). */
+  mark(offset: number, replaced: number): void {
+    const i = offset - this.base;
+    if (i >= 0 && i < this.capacity) {
+      this.mapped[i >>> 5]! |= 1 << (i & 31);
+      this.latest[i >>> 5]! |= 1 << (i & 31);
+    }
+    const r = replaced - this.base;
+    if (replaced >= 0 && r >= 0 && r < this.capacity) this.latest[r >>> 5]! &= ~(1 << (r & 31));
+  }
+
+  /** 1: mapped and still its key's latest; 0: mapped and replaced since; −1: not marked. */
+  state(offset: number): number {
+    const i = offset - this.base;
+    if (i < 0 || i >= this.capacity || (this.mapped[i >>> 5]! & (1 << (i & 31))) === 0) return -1;
+    return (this.latest[i >>> 5]! >>> (i & 31)) & 1;
+  }
+}
+
+/** Most offsets a map can mark (bit indexes stay 31-bit). */
+export const MAX_MARKED_OFFSETS = 0x7fffffff;
+
+/** Bytes of the marks for `offsets` offsets (two bits each, in 32-bit words). */
+export function markBytesFor(offsets: number): number {
+  return 8 * Math.ceil(offsets / 32);
+}
+
 export class OffsetMap {
   /** Number of slots (memoryBytes / 24). */
   readonly slots: number;
@@ -48,8 +103,13 @@ export class OffsetMap {
   private readonly hashInts = new Int32Array(4);
   private readonly hashWords = new Uint32Array(this.hashInts.buffer);
   private readonly hash = Buffer.from(this.hashInts.buffer);
+  private readonly marks: LatestMarks | undefined;
 
-  constructor(memoryBytes: number, loadFactor = DEFAULT_LOAD_FACTOR) {
+  /**
+   * `markOffsets` > 0 also keeps LatestMarks for that many offsets from the base given to clear()
+   * (markBytesFor(markOffsets) more bytes): isLatest then answers for them without hashing.
+   */
+  constructor(memoryBytes: number, loadFactor = DEFAULT_LOAD_FACTOR, markOffsets = 0) {
     const slots = Math.floor(memoryBytes / OFFSET_MAP_ENTRY_BYTES);
     if (!Number.isSafeInteger(slots) || slots < 2 || slots > 0x7fffffff) {
       throw new LogtoolError('usage', `the offset map needs between 48 bytes and ${0x7fffffff * OFFSET_MAP_ENTRY_BYTES} bytes, not ${memoryBytes}`);
@@ -63,11 +123,17 @@ export class OffsetMap {
     this.bytes = Buffer.from(ab);
     this.words = new Uint32Array(ab);
     this.offsets = new Float64Array(ab);
+    if (markOffsets > 0) this.marks = new LatestMarks(Math.min(markOffsets, MAX_MARKED_OFFSETS));
   }
 
   /** Bytes held by the table. */
   get memoryBytes(): number {
     return this.bytes.length;
+  }
+
+  /** Bytes held by the marks (0 without). */
+  get markBytes(): number {
+    return this.marks?.memoryBytes ?? 0;
   }
 
   get isFull(): boolean {
@@ -79,8 +145,10 @@ export class OffsetMap {
     return this.size / this.slots;
   }
 
-  clear(): void {
+  /** Empties the map; the marks, if any, cover offsets from `markBase` on. */
+  clear(markBase = 0): void {
     this.bytes.fill(0);
+    this.marks?.reset(markBase);
     this.size = 0;
     this.latestOffset = -1;
     this.lookups = 0;
@@ -124,6 +192,7 @@ export class OffsetMap {
     let slot = this.slotOf(attempt);
     while (!this.isEmpty(slot)) {
       if (this.matches(slot)) {
+        this.marks?.mark(offset, this.offsets[slot * 3 + 2]!);
         this.offsets[slot * 3 + 2] = offset;
         this.updateLatestOffset(offset);
         return true;
@@ -137,6 +206,7 @@ export class OffsetMap {
     this.words[w + 2] = hw[2]!;
     this.words[w + 3] = hw[3]!;
     this.offsets[slot * 3 + 2] = offset;
+    this.marks?.mark(offset, -1);
     this.size++;
     this.updateLatestOffset(offset);
     return true;
@@ -154,5 +224,16 @@ export class OffsetMap {
       slot = this.slotOf(++attempt);
     }
     return -1;
+  }
+
+  /**
+   * Whether no later offset than `offset` is mapped for its key buf[start, end) — what the
+   * recopy keeps (Kafka's `offset >= map.get(key)`, an absent key included). An offset marked
+   * when it was mapped is answered from the marks, without hashing the key again.
+   */
+  isLatest(offset: number, buf: Buffer, start: number, end: number): boolean {
+    const marked = this.marks ? this.marks.state(offset) : -1;
+    if (marked >= 0) return marked === 1;
+    return offset >= this.get(buf, start, end);
   }
 }

@@ -53,7 +53,8 @@ export interface CleanReport {
   groups: CleanedGroup[];
   /** Every file that left the log, with where a copy was kept. */
   removedFiles: RemovedFile[];
-  offsetMap: { slots: number; memoryBytes: number; maxEntries: number; peakEntries: number };
+  /** markBytes: the marks of latest offsets (offset-map.ts); keysHashed: MD5s of keys, all passes. */
+  offsetMap: { slots: number; memoryBytes: number; markBytes: number; maxEntries: number; peakEntries: number; keysHashed: number };
   memory: { boundBytes: number; accountedBytes: number; peakRssBytes: number; peakHeapAndBuffersBytes: number };
   durationMs: number;
 }
@@ -86,7 +87,7 @@ export function newCleanReport(log: CleanableLog, opts: CleanerOptions, nowMs: n
     segmentsAfter: log.segments.length,
     groups: [],
     removedFiles: [],
-    offsetMap: { slots: 0, memoryBytes: 0, maxEntries: 0, peakEntries: 0 },
+    offsetMap: { slots: 0, memoryBytes: 0, markBytes: 0, maxEntries: 0, peakEntries: 0, keysHashed: 0 },
     memory: { boundBytes, accountedBytes: 0, peakRssBytes: 0, peakHeapAndBuffersBytes: 0 },
     durationMs: 0,
   };

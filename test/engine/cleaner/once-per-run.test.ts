@@ -1,9 +1,9 @@
 /**
- * The cleaner's CRC-32C checks (Kafka's Cleaner reads each batch through FileRecords and
- * MemoryRecords.filterTo, kafka-format.md §15): every batch of the range is verified, once per
- * run — the recopy does not recompute what the key check and the map build verified — and a
- * corrupt batch, in the already-clean part or in the dirty part, still stops compaction before
- * anything changes, naming the file and the batch's byte position.
+ * Work the cleaner does once per run (Kafka's Cleaner, kafka-format.md §15): each batch's
+ * CRC-32C is verified once — the recopy does not recompute what the key check and the map build
+ * verified — yet a corrupt batch, in the already-clean part or in the dirty part, still stops
+ * compaction before anything changes, naming the file and the batch's byte position; and each
+ * dirty record's key is hashed once — the recopy reads the map's marks instead of hashing again.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -53,7 +53,7 @@ async function cleanAndDirty(): Promise<{ dir: string; written: Rec[]; clean: st
   return { dir, written, clean, dirty };
 }
 
-describe('compaction CRC checks', () => {
+describe('compaction work done once per run', () => {
   it('verifies every batch of the range exactly once, though the recopy reads the dirty part again', async () => {
     const { dir, written } = await cleanAndDirty();
     const r = await compact(dir);
@@ -65,6 +65,19 @@ describe('compaction CRC checks', () => {
     // ... yet each batch's CRC was computed once: the key check (clean part) and the map build
     // (dirty part) verified them, the recopy did not again.
     expect(r.bytesCrcChecked).toBe(r.bytesBefore);
+    expect(strip(readAll(dir))).toEqual(strip(modelCompaction(written, r.cleanedThrough)));
+  });
+
+  it('hashes each dirty key once (the map build) and each clean key once (the recopy)', async () => {
+    const { dir, written } = await cleanAndDirty();
+    const before = readAll(dir);
+    const r = await compact(dir);
+    expect(r.offsetMap.markBytes).toBeGreaterThan(0);
+    const cleanPart = before.filter((rec) => rec.offset < r.firstDirtyOffset).length;
+    const dirtyPart = written.filter((rec) => rec.offset >= r.firstDirtyOffset && rec.offset < r.firstUncleanableOffset).length;
+    expect(cleanPart).toBeGreaterThan(0);
+    expect(dirtyPart).toBeGreaterThan(0);
+    expect(r.offsetMap.keysHashed).toBe(cleanPart + dirtyPart);
     expect(strip(readAll(dir))).toEqual(strip(modelCompaction(written, r.cleanedThrough)));
   });
 

@@ -162,7 +162,9 @@ export class OffsetMap {
   private slotOf(attempt: number): number {
     const h = this.hash;
     const at = Math.min(attempt, OFFSET_MAP_HASH_BYTES - 4);
-    const probe = (h.readInt32BE(at) + Math.max(0, attempt - OFFSET_MAP_HASH_BYTES + 4)) | 0;
+    // The 4 hash bytes at `at` as a big-endian int (plain loads: Buffer.readInt32BE re-checks bounds).
+    const window = (h[at]! << 24) | (h[at + 1]! << 16) | (h[at + 2]! << 8) | h[at + 3]!;
+    const probe = (window + Math.max(0, attempt - OFFSET_MAP_HASH_BYTES + 4)) | 0;
     this.probes++;
     return Math.abs(probe) % this.slots;
   }

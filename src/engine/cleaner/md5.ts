@@ -19,9 +19,24 @@ const STATE = new Int32Array(4);
 /**
  * One 64-byte block, the words WORDS[o, o + 16), into STATE: RFC 1321's 64 steps written out
  * (step i: n = a + round function + word + K[i]; a = b + (n <<< s)), with the registers renamed
- * instead of rotated.
+ * instead of rotated; rounds 1–2 and 3–4 are two functions (each under the size guide), passing
+ * the registers through STATE.
  */
 function block(o: number): void {
+  const a = STATE[0]!;
+  const b = STATE[1]!;
+  const c = STATE[2]!;
+  const d = STATE[3]!;
+  rounds12(o);
+  rounds34(o);
+  STATE[0] = (STATE[0]! + a) | 0;
+  STATE[1] = (STATE[1]! + b) | 0;
+  STATE[2] = (STATE[2]! + c) | 0;
+  STATE[3] = (STATE[3]! + d) | 0;
+}
+
+/** Steps 0–31 of a block: the registers in STATE, the words from WORDS[o]. */
+function rounds12(o: number): void {
   const w = WORDS;
   const w0 = w[o]!, w1 = w[o + 1]!, w2 = w[o + 2]!, w3 = w[o + 3]!, w4 = w[o + 4]!, w5 = w[o + 5]!, w6 = w[o + 6]!, w7 = w[o + 7]!;
   const w8 = w[o + 8]!, w9 = w[o + 9]!, w10 = w[o + 10]!, w11 = w[o + 11]!, w12 = w[o + 12]!, w13 = w[o + 13]!, w14 = w[o + 14]!, w15 = w[o + 15]!;
@@ -64,6 +79,22 @@ function block(o: number): void {
   n = (d + ((a & c) | (b & ~c)) + w2 - 51403784) | 0; d = (((n << 9) | (n >>> 23)) + a) | 0;
   n = (c + ((d & b) | (a & ~b)) + w7 + 1735328473) | 0; c = (((n << 14) | (n >>> 18)) + d) | 0;
   n = (b + ((c & a) | (d & ~a)) + w12 - 1926607734) | 0; b = (((n << 20) | (n >>> 12)) + c) | 0;
+  STATE[0] = a;
+  STATE[1] = b;
+  STATE[2] = c;
+  STATE[3] = d;
+}
+
+/** Steps 32–63 of a block. */
+function rounds34(o: number): void {
+  const w = WORDS;
+  const w0 = w[o]!, w1 = w[o + 1]!, w2 = w[o + 2]!, w3 = w[o + 3]!, w4 = w[o + 4]!, w5 = w[o + 5]!, w6 = w[o + 6]!, w7 = w[o + 7]!;
+  const w8 = w[o + 8]!, w9 = w[o + 9]!, w10 = w[o + 10]!, w11 = w[o + 11]!, w12 = w[o + 12]!, w13 = w[o + 13]!, w14 = w[o + 14]!, w15 = w[o + 15]!;
+  let a = STATE[0]!;
+  let b = STATE[1]!;
+  let c = STATE[2]!;
+  let d = STATE[3]!;
+  let n: number;
   // round 3: H(b, c, d) = b ^ c ^ d
   n = (a + (b ^ c ^ d) + w5 - 378558) | 0; a = (((n << 4) | (n >>> 28)) + b) | 0;
   n = (d + (a ^ b ^ c) + w8 - 2022574463) | 0; d = (((n << 11) | (n >>> 21)) + a) | 0;
@@ -98,10 +129,10 @@ function block(o: number): void {
   n = (d + (b ^ (a | ~c)) + w11 - 1120210379) | 0; d = (((n << 10) | (n >>> 22)) + a) | 0;
   n = (c + (a ^ (d | ~b)) + w2 + 718787259) | 0; c = (((n << 15) | (n >>> 17)) + d) | 0;
   n = (b + (d ^ (c | ~a)) + w9 - 343485551) | 0; b = (((n << 21) | (n >>> 11)) + c) | 0;
-  STATE[0] = (STATE[0]! + a) | 0;
-  STATE[1] = (STATE[1]! + b) | 0;
-  STATE[2] = (STATE[2]! + c) | 0;
-  STATE[3] = (STATE[3]! + d) | 0;
+  STATE[0] = a;
+  STATE[1] = b;
+  STATE[2] = c;
+  STATE[3] = d;
 }
 
 /**

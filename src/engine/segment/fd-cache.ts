@@ -227,16 +227,31 @@ export class CachedFile {
     this.io.datasync(this.fd());
   }
 
-  /** fdatasync without blocking the event loop; the descriptor stays pinned until it completes. */
-  async datasyncAsync(): Promise<void> {
-    if (this.closed) throw new LogtoolError('closed', 'file is closed', { file: this.currentPath });
+  /**
+   * fdatasync without blocking the event loop; the descriptor stays pinned until it completes. One
+   * reaction on the I/O layer's promise, no async frames: a sync append waits on this chain.
+   */
+  datasyncAsync(): Promise<void> {
     const path = this.currentPath;
-    const fd = this.cache.pin(path, this.mode);
+    let fd: number;
+    let syncing: Promise<void>;
     try {
-      await this.io.datasyncAsync(fd);
-    } finally {
-      this.cache.unpin(path, this.mode, fd);
+      if (this.closed) throw new LogtoolError('closed', 'file is closed', { file: path });
+      fd = this.cache.pin(path, this.mode);
+    } catch (e) {
+      return Promise.reject(e);
     }
+    const unpin = (): void => this.cache.unpin(path, this.mode, fd);
+    try {
+      syncing = this.io.datasyncAsync(fd);
+    } catch (e) {
+      unpin();
+      return Promise.reject(e);
+    }
+    return syncing.then(unpin, (e: unknown) => {
+      unpin();
+      throw e;
+    });
   }
 
   /** The file is about to be renamed (or was) to `to`: its descriptor leaves the cache, later calls open `to`. */

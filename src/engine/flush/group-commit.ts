@@ -152,16 +152,13 @@ export class FlushPipeline {
    */
   waitForFlush<T>(target: number, bytes: number, records: number, make: (status: AckStatus) => T): Promise<T> {
     if (this.closed) return Promise.reject(new LogtoolError('closed', 'log is closed'));
-    const acked = this.waiters.add(target, make);
     this.groupBytes += bytes;
     this.groupRecords += records;
-    try {
-      this.maybeCloseGroup();
-    } catch (err) {
-      this.fail(err); // committing the group failed: the log is failed, the waiters learn why
-    }
-    return acked;
+    return this.waiters.add(target, make, this.closeGroup);
   }
+
+  /** maybeCloseGroup once an append joined the group (a failed commit rejects that append). */
+  private readonly closeGroup = (): void => this.maybeCloseGroup();
 
   /**
    * Async mode (and ackBeforeSync, and the committer): counts dirty data; at flush.bytes or

@@ -45,12 +45,16 @@ export class SyncWaiters {
     return this.waiters[this.head]!.deadlineMs - this.timeoutMs;
   }
 
-  /** Queues an append needing written total `target` flushed; resolves with make(status). */
-  add<T>(target: number, make: (status: AckStatus) => T): Promise<T> {
+  /**
+   * Queues an append needing written total `target` flushed; resolves with make(status). Then runs
+   * `queued`: if it throws, this append's promise rejects with that (the others wait on).
+   */
+  add<T>(target: number, make: (status: AckStatus) => T, queued: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const deadlineMs = Date.now() + this.timeoutMs;
       this.waiters.push({ target, deadlineMs, resolve: (s) => resolve(make(s)), reject });
       this.arm(deadlineMs);
+      queued();
     });
   }
 

@@ -13,10 +13,11 @@ import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);
 
-/** realIO, counting the bytes read from `.log` files. */
-function countingIO(): { io: FileIO; logBytesRead: () => number; reset: () => void } {
+/** realIO, counting the bytes read from `.log` files and the reads. */
+function countingIO(): { io: FileIO; logBytesRead: () => number; logReads: () => number; reset: () => void } {
   const paths = new Map<number, string>();
   let bytes = 0;
+  let reads = 0;
   const io: FileIO = {
     ...realIO,
     open(p, flags) {
@@ -26,11 +27,14 @@ function countingIO(): { io: FileIO; logBytesRead: () => number; reset: () => vo
     },
     read(fd, buf, offset, length, position) {
       const n = realIO.read(fd, buf, offset, length, position);
-      if (paths.get(fd)?.endsWith('.log')) bytes += n;
+      if (paths.get(fd)?.endsWith('.log')) {
+        bytes += n;
+        reads++;
+      }
       return n;
     },
   };
-  return { io, logBytesRead: () => bytes, reset: () => (bytes = 0) };
+  return { io, logBytesRead: () => bytes, logReads: () => reads, reset: () => (bytes = reads = 0) };
 }
 
 describe('a read from an offset', () => {
@@ -51,6 +55,9 @@ describe('a read from an offset', () => {
         expect(r?.value?.toString()).toBe(`r${offset}`.padEnd(100, '.'));
         // The batch, plus at most a few KiB of the one the index entry points at (its header).
         expect(counting.logBytesRead()).toBeLessThan(batchBytes + 8 * 1024);
+        // A few KiB at the floor entry's batch (its header), then the batch holding the offset in one
+        // read, up to where it ends at the latest (the entry after next; for the last, the segment's end).
+        expect(counting.logReads()).toBeLessThanOrEqual(2);
       }
     } finally {
       await log.close();

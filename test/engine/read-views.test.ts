@@ -33,3 +33,32 @@ describe('records kept while the read goes on', () => {
     }
   });
 });
+
+describe('the views a read returns', () => {
+  it('are Buffers in every respect, and records without headers share one frozen empty array (Kafka\'s Record.EMPTY_HEADERS)', async () => {
+    const dir = path.join(makeTempDir(), 'views-1');
+    const log = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
+    await log.append([{ key: Buffer.from('k'), value: Buffer.from('héllo') }, { key: null, value: Buffer.from('x'), headers: [{ key: 'h', value: Buffer.from('hv') }] }]);
+    await log.close();
+    const reader = Log.open(dir, { readOnly: true });
+    try {
+      const [a, b] = [...reader.read()];
+      for (const v of [a!.key!, a!.value!, b!.headers[0]!.value!]) {
+        expect(Buffer.isBuffer(v)).toBe(true);
+        expect(v).toBeInstanceOf(Buffer);
+        expect(v.constructor).toBe(Buffer);
+        expect(v.subarray(0, 1).constructor).toBe(Buffer);
+      }
+      expect(a!.value).toEqual(Buffer.from('héllo'));
+      expect(a!.value!.toString('utf8')).toBe('héllo');
+      expect(a!.value!.toString('base64')).toBe(Buffer.from('héllo').toString('base64'));
+      expect(JSON.stringify(a!.key)).toBe(JSON.stringify(Buffer.from('k')));
+      expect(a!.headers).toEqual([]);
+      expect(Object.isFrozen(a!.headers)).toBe(true);
+      expect(b!.headers).toEqual([{ key: 'h', value: Buffer.from('hv') }]);
+      expect(Object.isFrozen(b!.headers)).toBe(false);
+    } finally {
+      await reader.close();
+    }
+  });
+});

@@ -6,6 +6,7 @@
 import { CorruptDataError, LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from './compression.js';
 import { readVarint, readVarlong, readVarlongBig, type VarintCursor } from './varint.js';
+import { BytesOf } from './byte-view.js';
 import { Attr, RECORD_BATCH_OVERHEAD, compressionOf, readTimestamp, sizeOf, toTimestamp, type BatchHeader, type LogRecord, type RecordHeader, type Timestamp } from './batch-header.js';
 
 export interface DecodeOptions {
@@ -60,8 +61,11 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
   return { data: out, start: 0, end: out.length };
 }
 
-/** The headers of a skipped record: never returned, never filled. */
-const NO_HEADERS: RecordHeader[] = [];
+/**
+ * The headers of every record that has none (and of a skipped record), as Kafka's DefaultRecord
+ * shares Record.EMPTY_HEADERS: one frozen array rather than one allocated per record read.
+ */
+const NO_HEADERS = Object.freeze([]) as unknown as RecordHeader[];
 
 function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptDataError {
   return new CorruptDataError(`batch at offset ${h.baseOffset}: ${message}`, opts.filePosition, opts.file);
@@ -81,8 +85,16 @@ export class RecordDecoder {
   private readonly h: BatchHeader;
   private readonly opts: DecodeOptions;
   private readonly data: Buffer;
+  /** Where the keys, values and header values (views of data) are cut from. */
+  private readonly bytes: BytesOf;
   private readonly end: number;
   private readonly logAppendTime: boolean;
+  /** Records below this offset are checked but not built (opts.fromOffset, or −∞). */
+  private readonly fromOffset: number;
+  /** What each record's timestamp delta is added to (LogAppendTime: maxTimestamp, which replaces it). */
+  private readonly timestampBase: number;
+  /** Whether the batch's timestamps are safe integers: then a record's is exact when its sum is. */
+  private readonly exactTimestamps: boolean;
   /** Each decoder has its own cursor: decoders of different batches may be interleaved. */
   private readonly c: VarintCursor;
   private index = 0;
@@ -96,25 +108,28 @@ export class RecordDecoder {
     this.h = h;
     this.opts = opts;
     this.data = data;
+    this.bytes = new BytesOf(data);
     this.end = end;
     this.logAppendTime = (h.attributes & Attr.logAppendTime) !== 0;
+    this.fromOffset = opts.fromOffset ?? -Infinity;
+    this.timestampBase = this.logAppendTime ? h.maxTimestamp : h.baseTimestamp;
+    this.exactTimestamps = Number.isSafeInteger(h.baseTimestamp) && Number.isSafeInteger(h.maxTimestamp);
     this.c = { pos: start };
   }
 
   /** The next record at or above opts.fromOffset, or undefined after the last one (once nothing is left over). */
   next(): LogRecord | undefined {
-    const from = this.opts.fromOffset;
     for (;;) {
-      const r = this.parse(from);
+      const r = this.parse();
       if (r !== null) return r;
     }
   }
 
   /**
-   * Parses record `index` with every check; builds it unless its offset is below `from` (then
+   * Parses record `index` with every check; builds it unless its offset is below fromOffset (then
    * null: the checks are the same, only the objects are not made).
    */
-  private parse(from: number | undefined): LogRecord | undefined | null {
+  private parse(): LogRecord | undefined | null {
     const { h, opts, data, end, c } = this;
     const i = this.index;
     if (i >= h.recordsCount) {
@@ -131,27 +146,29 @@ export class RecordDecoder {
     const tsPos = c.pos;
     const tsDelta = readVarlong(data, c, bodyEnd);
     const offsetDelta = readVarint(data, c, bodyEnd);
-    const build = from === undefined || h.baseOffset + offsetDelta >= from;
+    const build = h.baseOffset + offsetDelta >= this.fromOffset;
     const keyLen = readVarint(data, c, bodyEnd);
     let key: Buffer | null = null;
     if (keyLen >= 0) {
       if (c.pos + keyLen > bodyEnd) throw corrupt(h, `record ${i} key runs past the record`, opts);
-      if (build) key = data.subarray(c.pos, c.pos + keyLen);
+      if (build) key = this.bytes.view(c.pos, keyLen);
       c.pos += keyLen;
     }
     const valueLen = readVarint(data, c, bodyEnd);
     let value: Buffer | null = null;
     if (valueLen >= 0) {
       if (c.pos + valueLen > bodyEnd) throw corrupt(h, `record ${i} value runs past the record`, opts);
-      if (build) value = data.subarray(c.pos, c.pos + valueLen);
+      if (build) value = this.bytes.view(c.pos, valueLen);
       c.pos += valueLen;
     }
-    const headers = this.headers(i, bodyEnd, build);
+    const headerCount = readVarint(data, c, bodyEnd);
+    const headers = headerCount === 0 ? NO_HEADERS : this.headers(i, headerCount, bodyEnd, build);
     if (c.pos !== bodyEnd) throw corrupt(h, `record ${i} declares ${length} bytes but holds ${c.pos - bodyStart}`, opts);
     this.index = i + 1;
     if (!build) return null;
-    let timestamp: Timestamp = this.logAppendTime ? h.maxTimestamp : h.baseTimestamp + tsDelta;
-    if (!Number.isSafeInteger(timestamp) || !Number.isSafeInteger(h.baseTimestamp) || !Number.isSafeInteger(tsDelta)) {
+    let timestamp: Timestamp = this.logAppendTime ? this.timestampBase : this.timestampBase + tsDelta;
+    // The sum of two safe integers is exact when it is itself safe.
+    if (!this.exactTimestamps || !Number.isSafeInteger(timestamp) || !Number.isSafeInteger(tsDelta)) {
       const { buf, pos } = this;
       timestamp = this.logAppendTime ? readTimestamp(buf, pos + 35) : toTimestamp(BigInt.asIntN(64, buf.readBigInt64BE(pos + 27) + readVarlongBig(data, tsPos, bodyEnd)));
     }
@@ -164,10 +181,9 @@ export class RecordDecoder {
     };
   }
 
-  /** The headers of record i (checked; built only when `build`). */
-  private headers(i: number, bodyEnd: number, build: boolean): RecordHeader[] {
+  /** The `headerCount` headers of record i (checked; built only when `build`). */
+  private headers(i: number, headerCount: number, bodyEnd: number, build: boolean): RecordHeader[] {
     const { h, opts, data, c } = this;
-    const headerCount = readVarint(data, c, bodyEnd);
     if (headerCount < 0 || headerCount > bodyEnd - c.pos) throw corrupt(h, `record ${i} has an invalid header count ${headerCount}`, opts);
     const headers: RecordHeader[] = build ? [] : NO_HEADERS;
     for (let k = 0; k < headerCount; k++) {
@@ -179,7 +195,7 @@ export class RecordDecoder {
       let hval: Buffer | null = null;
       if (hvLen >= 0) {
         if (c.pos + hvLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} value runs past the record`, opts);
-        if (build) hval = data.subarray(c.pos, c.pos + hvLen);
+        if (build) hval = this.bytes.view(c.pos, hvLen);
         c.pos += hvLen;
       }
       if (build) headers.push({ key: hkey, value: hval });

@@ -51,6 +51,7 @@ export interface LogRecord {
   timestamp: Timestamp;
   key: Buffer | null;
   value: Buffer | null;
+  /** A record read without headers has Kafka's shared empty array (frozen), not one of its own. */
   headers: RecordHeader[];
 }
 

@@ -134,6 +134,40 @@ export function decodeLegacyEntryWithMetadata(buf: Buffer, pos: number, size: nu
 const timestampTypeOf = (magic: number, attributes: number): LegacyTimestampType =>
   magic === MAGIC_V0 ? 'NoTimestampType' : attributes & LOG_APPEND_TIME_BIT ? 'LogAppendTime' : 'CreateTime';
 
+/** An inner message of a compressed wrapper, with its own stored CRC and whether it matches. */
+interface InnerMessage {
+  m: LegacyMessage;
+  crc: number;
+  crcValid: boolean;
+}
+
+/**
+ * The messages of a decompressed wrapper, as DataLogInputStream reads them: fewer than 12 bytes,
+ * or an entry running past the end, ends the set. The strict decoder (`lenient` false) rejects a
+ * CRC mismatch and a magic other than the wrapper's; Kafka's deep iterator over files does not.
+ */
+function innerMessages(data: Buffer, outerMagic: number, fail: Fail, lenient: boolean): InnerMessage[] {
+  const inner: InnerMessage[] = [];
+  let q = 0;
+  while (data.length - q >= LOG_OVERHEAD) {
+    const innerFail: Fail = (message) => fail(`inner message ${inner.length} (decompressed byte ${q}): ${message}`);
+    const messageBytes = data.readInt32BE(q + 8);
+    if (messageBytes < MESSAGE_OVERHEAD_V0) throw innerFail(`size ${messageBytes} is below the minimum ${MESSAGE_OVERHEAD_V0}`);
+    if (messageBytes > data.length - q - LOG_OVERHEAD) break;
+    const entryBytes = LOG_OVERHEAD + messageBytes;
+    const storedCrc = data.readUInt32BE(q + CRC_POS);
+    const computedCrc = crc32(data, q + MAGIC_POS, q + entryBytes);
+    if (storedCrc !== computedCrc && !lenient) throw innerFail(`CRC-32 mismatch (stored ${storedCrc}, computed ${computedCrc})`);
+    const m = parseMessage(data, q, entryBytes, innerFail);
+    if (m.magic !== outerMagic && !lenient) throw innerFail(`magic ${m.magic} does not match the wrapper's magic ${outerMagic}`);
+    // Kafka never nests compression; refusing it also bounds the work per entry.
+    if ((m.attributes & COMPRESSION_MASK) !== CompressionType.none) throw innerFail('is itself compressed (nested compression)');
+    inner.push({ m, crc: storedCrc, crcValid: storedCrc === computedCrc });
+    q += entryBytes;
+  }
+  return inner;
+}
+
 function decodeLegacy(buf: Buffer, pos: number, size: number, opts: DecodeOptions, withMetadata: true): LegacyRecordWithMetadata[];
 function decodeLegacy(buf: Buffer, pos: number, size: number, opts: DecodeOptions, withMetadata: false): LogRecord[];
 function decodeLegacy(buf: Buffer, pos: number, size: number, opts: DecodeOptions, withMetadata: boolean): LogRecord[] | LegacyRecordWithMetadata[] {
@@ -164,26 +198,7 @@ function decodeLegacy(buf: Buffer, pos: number, size: number, opts: DecodeOption
     throw fail(`${compressionName(codecId)} payload cannot be decompressed: ${(e as Error).message}`);
   }
 
-  const inner: { m: LegacyMessage; crc: number; crcValid: boolean }[] = [];
-  let q = 0;
-  // As DataLogInputStream: fewer than 12 bytes, or an entry running past the end, ends the set.
-  while (data.length - q >= LOG_OVERHEAD) {
-    const innerFail: Fail = (message) => fail(`inner message ${inner.length} (decompressed byte ${q}): ${message}`);
-    const messageBytes = data.readInt32BE(q + 8);
-    if (messageBytes < MESSAGE_OVERHEAD_V0) throw innerFail(`size ${messageBytes} is below the minimum ${MESSAGE_OVERHEAD_V0}`);
-    if (messageBytes > data.length - q - LOG_OVERHEAD) break;
-    const entryBytes = LOG_OVERHEAD + messageBytes;
-    const storedCrc = data.readUInt32BE(q + CRC_POS);
-    const computedCrc = crc32(data, q + MAGIC_POS, q + entryBytes);
-    if (storedCrc !== computedCrc && !withMetadata) throw innerFail(`CRC-32 mismatch (stored ${storedCrc}, computed ${computedCrc})`);
-    const m = parseMessage(data, q, entryBytes, innerFail);
-    // Kafka's deep iterator over files passes ensureMatchingMagic = false; the strict decoder does not.
-    if (m.magic !== outer.magic && !withMetadata) throw innerFail(`magic ${m.magic} does not match the wrapper's magic ${outer.magic}`);
-    // Kafka never nests compression; refusing it also bounds the work per entry.
-    if ((m.attributes & COMPRESSION_MASK) !== CompressionType.none) throw innerFail('is itself compressed (nested compression)');
-    inner.push({ m, crc: storedCrc, crcValid: storedCrc === computedCrc });
-    q += entryBytes;
-  }
+  const inner = innerMessages(data, outer.magic, fail, withMetadata);
   if (inner.length === 0) throw fail('compressed wrapper holds no inner messages');
 
   let base = 0;

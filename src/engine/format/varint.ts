@@ -11,15 +11,27 @@ export interface VarintCursor {
 }
 
 export function readVarint(buf: Buffer, cur: VarintCursor, end: number): number {
-  let pos = cur.pos;
+  const pos = cur.pos;
   if (pos < end) {
-    // One byte (most lengths, deltas and counts of small records): no loop.
+    // One or two bytes (the deltas, counts and lengths of records up to 8 KiB): no loop, and small
+    // enough for the JIT to inline into the record decoder.
     const b = buf[pos]!;
     if (b < 0x80) {
       cur.pos = pos + 1;
       return (b >>> 1) ^ -(b & 1);
     }
+    const b1 = pos + 1 < end ? buf[pos + 1]! : 0x80;
+    if (b1 < 0x80) {
+      const raw = (b & 0x7f) | (b1 << 7);
+      cur.pos = pos + 2;
+      return (raw >>> 1) ^ -(raw & 1);
+    }
   }
+  return readLongerVarint(buf, cur, end);
+}
+
+function readLongerVarint(buf: Buffer, cur: VarintCursor, end: number): number {
+  let pos = cur.pos;
   let raw = 0;
   let shift = 0;
   for (let i = 0; ; i++) {
@@ -39,6 +51,17 @@ export function readVarint(buf: Buffer, cur: VarintCursor, end: number): number 
 }
 
 export function readVarlong(buf: Buffer, cur: VarintCursor, end: number): number {
+  const pos = cur.pos;
+  // One byte (the timestamp delta of records appended within 64 ms of their batch's first): inlined.
+  if (pos < end && buf[pos]! < 0x80) {
+    const b = buf[pos]!;
+    cur.pos = pos + 1;
+    return (b >>> 1) ^ -(b & 1);
+  }
+  return readLongerVarlong(buf, cur, end);
+}
+
+function readLongerVarlong(buf: Buffer, cur: VarintCursor, end: number): number {
   let pos = cur.pos;
   // Zig-zag puts the sign in bit 0 of the first byte; accumulate the remaining bits (the
   // magnitude) separately so that the sign survives values beyond 2^53, where doubles lose

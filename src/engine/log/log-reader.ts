@@ -95,18 +95,24 @@ export class LogReader {
       const seg = segs[i]!;
       const seek = i === idx && start > seg.baseOffset;
       let from = 0;
+      let skipReadEnd: number | undefined;
       if (seek) {
-        const floor = seg.offsetIndex.lookup(start).position;
+        const span = seg.offsetIndex.lookupSpan(start);
+        const floor = span.floor.position;
         // An index entry past the end of the log (stale index) must not be trusted.
         from = floor >= 0 && floor <= seg.size ? floor : 0;
+        // Where the batch holding `start` ends at the latest: read up to there in one go (at most a chunk).
+        const end = span.endPosition ?? seg.size;
+        if (end > from && end <= seg.size) skipReadEnd = end;
       }
       for (;;) {
-        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined });
+        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd });
         for (const entry of scanner.entries()) yield { segment: seg, entry };
         if (scanner.end.kind === 'end') break;
         if (seek && !scanner.reachedOffset) {
           if (scanner.end.kind === 'corrupt' && from > 0) {
             from = 0; // a damaged index entry: search the segment from its start
+            skipReadEnd = undefined;
             continue;
           }
           break; // no batch of this segment reaches `start`

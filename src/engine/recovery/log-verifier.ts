@@ -12,7 +12,7 @@ import { LogtoolError } from '../errors.js';
 import { verifySegmentIndexes } from './index-verifier.js';
 import { entryRecords } from '../format/entry-records.js';
 import { indexFileProblems } from './index-sanity.js';
-import { TXN_INDEX_SUFFIX, segmentFileName } from '../segment/segment.js';
+import { TXN_INDEX_SUFFIX, segmentFileName, type LogSegment } from '../segment/segment.js';
 import { BatchEpochCheck, checkLeaderEpochFile } from '../partition-state/leader-epochs.js';
 
 export interface VerifyProblem {
@@ -47,6 +47,21 @@ export interface VerifyOptions {
   /** Stop collecting after this many problems (the report says so). */
   maxProblems?: number;
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
+}
+
+/**
+ * Missing or insane index files of a segment, by the rules recover (the loader) applies — unless a
+ * writer retired the segment since this reader opened it (its .log is gone by name too) — then its
+ * entries against the log. False once `add` says the report is full.
+ */
+function verifyIndexFiles(seg: LogSegment, report: VerifyReport, add: (p: VerifyProblem) => boolean): boolean {
+  const txnIndex = path.join(path.dirname(seg.logPath), segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
+  const problems = seg.io.stat(seg.logPath) ? indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset) : [];
+  for (const p of problems) if (!add({ file: p.file, position: p.position, message: p.reason })) return false;
+  report.indexEntries += seg.offsetIndex.entries + seg.timeIndex.entries;
+  for (const m of verifySegmentIndexes(seg)) if (!add({ file: m.file, entry: m.entry, message: m.message })) return false;
+  seg.releaseIndexes();
+  return true;
 }
 
 export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
@@ -104,16 +119,7 @@ export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
       const what = scanner.end.kind === 'partial' ? 'torn tail' : 'invalid data';
       if (!add({ file: seg.logPath, position: scanner.end.position, message: `${what}: ${scanner.end.reason}` })) return report;
     }
-    if (!opts.skipIndexes) {
-      // Missing or insane index files, by the rules recover (the loader) applies — unless a writer
-      // retired the segment since this reader opened it (its .log is gone by name too).
-      const txnIndex = path.join(path.dirname(seg.logPath), segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
-      const problems = seg.io.stat(seg.logPath) ? indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset) : [];
-      for (const p of problems) if (!add({ file: p.file, position: p.position, message: p.reason })) return report;
-      report.indexEntries += seg.offsetIndex.entries + seg.timeIndex.entries;
-      for (const m of verifySegmentIndexes(seg)) if (!add({ file: m.file, entry: m.entry, message: m.message })) return report;
-      seg.releaseIndexes();
-    }
+    if (!opts.skipIndexes && !verifyIndexFiles(seg, report, add)) return report;
     prevFile = seg.logPath;
     done += seg.size;
     opts.onProgress?.(done, total);

@@ -27,6 +27,7 @@ import {
   RECORD_BATCH_OVERHEAD,
   type BatchHeader,
 } from '../format/record-batch.js';
+import { ScanWindow, type FileSource } from './scan-window.js';
 
 /**
  * One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)` (only its header when not
@@ -57,11 +58,7 @@ export interface LogEntry {
   source: FileSource;
 }
 
-/** A file the scanner reads by position: an fd it was given or opened, or a segment's cached file. */
-export interface FileSource {
-  readonly path: string;
-  read(buf: Buffer, offset: number, length: number, position: number): number;
-}
+export type { FileSource } from './scan-window.js';
 
 export type ScanEnd =
   /** zeroTail: the file ends in preallocated zeros from this position (not data, not damage). */
@@ -99,6 +96,11 @@ export interface ScanOptions {
    * offset from an index entry's position; `reachedOffset` tells whether it got there.
    */
   skipBelowOffset?: number;
+  /**
+   * With skipBelowOffset: where the batches wanted end (from the offset index: lookupSpan). Once
+   * past the first entry, reads extend up to it, so the batch holding the offset comes in one read.
+   */
+  skipReadEnd?: number;
   /** Or the file to read through (a segment's descriptor-cache handle; its size is endPosition, which is then required). */
   file?: FileSource;
 }
@@ -200,6 +202,7 @@ export class EntryScanner {
   /** With skipBelowOffset: whether an entry reaching that offset was met (even one that then failed a check). */
   reachedOffset = false;
   private readonly opts: ScanOptions;
+  private crcScratch: Buffer | undefined;
 
   constructor(opts: ScanOptions) {
     const start = opts.startPosition ?? 0;
@@ -217,170 +220,27 @@ export class EntryScanner {
       const source: FileSource = this.opts.file ?? { path, read: (b, o, l, p) => io.read(fd, b, o, l, p) };
       assert(this.opts.file === undefined || this.opts.endPosition !== undefined, 'a scan of a cached file needs its end position', { file: path });
       const fileEnd = this.opts.endPosition ?? io.fstat(fd).size;
-      const chunkBytes = this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-      const maxBufferedEntryBytes = this.opts.maxBufferedEntryBytes ?? DEFAULT_MAX_BUFFERED_ENTRY_BYTES;
-      let crcScratch: Buffer | undefined;
-      const base = this.opts.segmentBaseOffset;
-      // Start small (a random lookup reads a few KiB), double on each refill up to chunkBytes (a
-      // sequential scan soon reads in full chunks).
-      const skipBelow = this.opts.skipBelowOffset;
-      const firstRead = skipBelow === undefined ? INITIAL_CHUNK_BYTES : SKIP_READ_BYTES;
-      let buf = Buffer.allocUnsafe(Math.min(chunkBytes, firstRead, Math.max(fileEnd - (this.opts.startPosition ?? 0), HEADER_PROBE_BYTES)));
-      let bufFilePos = this.opts.startPosition ?? 0; // file position of buf[0]
-      let bufLen = 0;
-      let yielded = false;
-      let position = bufFilePos;
+      let position = this.opts.startPosition ?? 0;
+      const firstRead = this.opts.skipBelowOffset === undefined ? INITIAL_CHUNK_BYTES : SKIP_READ_BYTES;
+      const w = new ScanWindow(source, fileEnd, this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES, position, firstRead);
       let prevLastOffset = -Infinity;
-
-      const ensure = (needed: number, readAhead = Infinity): boolean => {
-        // Make buf hold [position, position + needed), reading up to readAhead bytes from position
-        // (default: as much as the buffer holds; it grows to chunkBytes). False at end of file.
-        const have = bufFilePos + bufLen - position;
-        if (have >= needed) return true;
-        if (position + needed > fileEnd) return false;
-        // After an entry that was not buffered, position lies past the buffered bytes: keep none.
-        const startInBuf = Math.min(position - bufFilePos, bufLen);
-        const grown = buf.length < chunkBytes && readAhead === Infinity ? Math.min(chunkBytes, buf.length * 2) : buf.length;
-        if (needed > buf.length || grown > buf.length || yielded) {
-          // A buffer that entries were yielded from is never written again: the records decoded
-          // from it are views of its bytes (see LogEntry).
-          const fresh = Buffer.allocUnsafe(Math.max(needed, grown));
-          buf.copy(fresh, 0, startInBuf, bufLen);
-          buf = fresh;
-          yielded = false;
-        } else if (startInBuf > 0) {
-          buf.copy(buf, 0, startInBuf, bufLen);
-        }
-        bufLen -= startInBuf;
-        bufFilePos = position;
-        while (bufLen < needed) {
-          const want = Math.min(buf.length - bufLen, fileEnd - (bufFilePos + bufLen), Math.max(needed, readAhead) - bufLen);
-          const n = source.read(buf, bufLen, want, bufFilePos + bufLen);
-          if (n <= 0) return false;
-          bufLen += n;
-        }
-        return true;
-      };
-
-      // Whether the entry at `position` lies wholly below `offset`, read from its header alone (the
-      // same negative-delta check as every v2 batch gets), or why the scan ends there.
-      const below = (offset: number, size: number, magic: number): boolean | string => {
-        if (magic < 2) return readInt64(buf, position - bufFilePos) < offset; // a legacy entry's offset is its last
-        if (!ensure(Math.min(size, RECORD_BATCH_OVERHEAD), SKIP_READ_BYTES)) return 'shrank';
-        const p = position - bufFilePos;
-        const baseOffset = readInt64(buf, p);
-        const lastOffsetDelta = buf.readInt32BE(p + 23);
-        if (lastOffsetDelta < 0 || buf.readInt32BE(p + 57) < 0) return `batch at offset ${baseOffset} has a negative lastOffsetDelta or record count`;
-        return baseOffset + lastOffsetDelta < offset;
-      };
-
       for (;;) {
         this.validBytes = position;
-        const remaining = fileEnd - position;
-        if (remaining < HEADER_PROBE_BYTES + 1) {
-          if (remaining > 0 && this.opts.zeroTailIsEnd && isZeroTail(source, position, fileEnd)) this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
-          else if (remaining > 0) this.end = { kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` };
-          return;
-        }
-        ensure(HEADER_PROBE_BYTES + 1, skipBelow !== undefined && !this.reachedOffset ? SKIP_READ_BYTES : Infinity);
-        let p = position - bufFilePos;
-        const entrySizeField = buf.readInt32BE(p + 8);
-        const magic = buf.readInt8(p + 16);
-        if (entrySizeField === 0 && this.opts.zeroTailIsEnd && isZeroTail(source, position, fileEnd, true)) {
-          this.end = { kind: 'end', zeroTail: { position, bytes: remaining } };
-          return;
-        }
-        if (entrySizeField < MIN_ENTRY_SIZE) {
-          this.end = { kind: 'corrupt', position, reason: `entry size ${entrySizeField} is below the minimum ${MIN_ENTRY_SIZE}` + (entrySizeField === 0 ? ' (zero bytes: preallocated or torn space)' : '') };
-          return;
-        }
-        const size = entrySizeField + LOG_OVERHEAD;
-        if (position + size > fileEnd) {
-          this.end = { kind: 'partial', position, bytes: remaining, reason: `entry of ${size} bytes runs past the end of the file (${remaining} bytes left)` };
-          return;
-        }
-        if (magic >= 2 && size < RECORD_BATCH_OVERHEAD) {
-          this.end = { kind: 'corrupt', position, reason: `batch of ${size} bytes is smaller than the ${RECORD_BATCH_OVERHEAD}-byte header` };
-          return;
-        }
-        if (magic < 0) {
-          this.end = { kind: 'corrupt', position, reason: `invalid magic ${magic}` };
-          return;
-        }
-        if (magic > 2) {
-          this.end = { kind: 'corrupt', position, reason: `unknown magic ${magic}` };
-          return;
-        }
-        if (skipBelow !== undefined && !this.reachedOffset) {
-          const skip = below(skipBelow, size, magic);
-          if (typeof skip === 'string') {
-            this.end = skip === 'shrank' ? { kind: 'partial', position, bytes: remaining, reason: 'file shrank while reading' } : { kind: 'corrupt', position, reason: skip };
-            return;
-          }
-          if (skip) {
+        const size = this.entrySize(w, position);
+        if (size === undefined) return;
+        if (this.opts.skipBelowOffset !== undefined && !this.reachedOffset) {
+          const below = this.isBelow(w, position, size, this.opts.skipBelowOffset);
+          if (below === undefined) return;
+          if (below) {
             position += size;
             continue;
           }
           this.reachedOffset = true;
         }
-        const complete = size <= maxBufferedEntryBytes;
-        if (!ensure(complete ? size : Math.min(size, magic >= 2 ? RECORD_BATCH_OVERHEAD : LEGACY_HEADER_BYTES))) {
-          this.end = { kind: 'partial', position, bytes: remaining, reason: 'file shrank while reading' };
-          return;
-        }
-        p = position - bufFilePos;
-        // The entry's bytes (or, when not buffered, its header) lie inside what buf holds.
-        assert(p >= 0 && p + (complete ? size : HEADER_PROBE_BYTES) <= bufLen, `entry at ${position} outside the scan buffer`, { file: path, position });
-        const crcValid = (): boolean => {
-          const crc = complete ? bufferedCrc(buf, p, size, magic) : chunkedCrc(source, position, size, magic, (crcScratch ??= Buffer.allocUnsafe(chunkBytes)));
-          return crc === storedCrc(buf, p, magic);
-        };
-        let entry: LogEntry;
-        if (magic >= 2) {
-          const header = readBatchHeader(buf, p);
-          if (this.opts.verifyCrc && !crcValid()) {
-            this.end = { kind: 'corrupt', position, reason: `CRC-32C mismatch in batch at offset ${header.baseOffset} (stored ${header.crc})` };
-            return;
-          }
-          if (header.lastOffsetDelta < 0 || header.recordsCount < 0) {
-            this.end = { kind: 'corrupt', position, reason: `batch at offset ${header.baseOffset} has a negative lastOffsetDelta or record count` };
-            return;
-          }
-          entry = {
-            position,
-            size,
-            magic,
-            header,
-            baseOffset: header.baseOffset,
-            lastOffset: header.baseOffset + header.lastOffsetDelta,
-            maxTimestamp: header.maxTimestamp,
-            compression: header.attributes & 0x07,
-            buf,
-            bufPos: p,
-            complete,
-            source,
-          };
-        } else {
-          const legacy = legacyEntry(buf, p, size, magic);
-          if (this.opts.verifyCrc && !crcValid()) {
-            this.end = { kind: 'corrupt', position, reason: `CRC-32 mismatch in v${magic} message at offset ${readInt64(buf, p)}` };
-            return;
-          }
-          const offset = readInt64(buf, p);
-          entry = { position, size, magic, header: undefined, baseOffset: offset, lastOffset: offset, maxTimestamp: legacy.maxTimestamp, compression: legacy.compression, buf, bufPos: p, complete, source };
-        }
-        if (base !== undefined) {
-          if (entry.lastOffset < base || entry.lastOffset - base > 0x7fffffff || (entry.header && entry.baseOffset < base)) {
-            this.end = { kind: 'corrupt', position, reason: `offsets ${entry.baseOffset}..${entry.lastOffset} lie outside segment ${base}` };
-            return;
-          }
-          if (entry.lastOffset <= prevLastOffset || (entry.header && entry.baseOffset <= prevLastOffset)) {
-            this.end = { kind: 'corrupt', position, reason: `offset ${entry.baseOffset} does not follow the previous last offset ${prevLastOffset}` };
-            return;
-          }
-        }
+        const entry = this.entryAt(w, position, size);
+        if (entry === undefined || !this.followsInSegment(entry, prevLastOffset)) return;
         prevLastOffset = entry.lastOffset;
-        yielded = true;
+        w.yielded = true;
         yield entry;
         position += size;
       }
@@ -389,6 +249,111 @@ export class EntryScanner {
     }
   }
 
+  /**
+   * Bytes to read from `position` while passing over headers: a few KiB at the start (the floor
+   * entry's batch is below the offset but for its last), then up to skipReadEnd.
+   */
+  private skipReadAhead(position: number): number {
+    const end = this.opts.skipReadEnd;
+    return end === undefined || position === (this.opts.startPosition ?? 0) ? SKIP_READ_BYTES : Math.max(SKIP_READ_BYTES, end - position);
+  }
+
+  /** Ends the scan there: `end` says how. */
+  private stop(end: ScanEnd): undefined {
+    this.end = end;
+    return undefined;
+  }
+
+  /**
+   * The size of the entry at `position` from its size field and magic (FileLogInputStream's
+   * checks), with its header probe in the window; undefined when the scan ends there.
+   */
+  private entrySize(w: ScanWindow, position: number): number | undefined {
+    const remaining = w.fileEnd - position;
+    if (remaining < HEADER_PROBE_BYTES + 1) {
+      if (remaining > 0 && this.opts.zeroTailIsEnd && isZeroTail(w.source, position, w.fileEnd)) return this.stop({ kind: 'end', zeroTail: { position, bytes: remaining } });
+      if (remaining > 0) return this.stop({ kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` });
+      return undefined;
+    }
+    w.ensure(position, HEADER_PROBE_BYTES + 1, this.opts.skipBelowOffset !== undefined && !this.reachedOffset ? this.skipReadAhead(position) : Infinity);
+    const p = position - w.filePos;
+    const entrySizeField = w.buf.readInt32BE(p + 8);
+    const magic = w.buf.readInt8(p + 16);
+    if (entrySizeField === 0 && this.opts.zeroTailIsEnd && isZeroTail(w.source, position, w.fileEnd, true)) return this.stop({ kind: 'end', zeroTail: { position, bytes: remaining } });
+    if (entrySizeField < MIN_ENTRY_SIZE) {
+      return this.stop({ kind: 'corrupt', position, reason: `entry size ${entrySizeField} is below the minimum ${MIN_ENTRY_SIZE}` + (entrySizeField === 0 ? ' (zero bytes: preallocated or torn space)' : '') });
+    }
+    const size = entrySizeField + LOG_OVERHEAD;
+    if (position + size > w.fileEnd) return this.stop({ kind: 'partial', position, bytes: remaining, reason: `entry of ${size} bytes runs past the end of the file (${remaining} bytes left)` });
+    if (magic >= 2 && size < RECORD_BATCH_OVERHEAD) return this.stop({ kind: 'corrupt', position, reason: `batch of ${size} bytes is smaller than the ${RECORD_BATCH_OVERHEAD}-byte header` });
+    if (magic < 0) return this.stop({ kind: 'corrupt', position, reason: `invalid magic ${magic}` });
+    if (magic > 2) return this.stop({ kind: 'corrupt', position, reason: `unknown magic ${magic}` });
+    return size;
+  }
+
+  /**
+   * Whether the entry at `position` lies wholly below `offset`, read from its header alone (the
+   * same negative-delta check as every v2 batch gets); undefined when the scan ends there.
+   */
+  private isBelow(w: ScanWindow, position: number, size: number, offset: number): boolean | undefined {
+    const magic = w.buf.readInt8(position - w.filePos + 16);
+    if (magic < 2) return readInt64(w.buf, position - w.filePos) < offset; // a legacy entry's offset is its last
+    if (!w.ensure(position, Math.min(size, RECORD_BATCH_OVERHEAD), this.skipReadAhead(position))) return this.stop({ kind: 'partial', position, bytes: w.fileEnd - position, reason: 'file shrank while reading' });
+    const p = position - w.filePos;
+    const baseOffset = readInt64(w.buf, p);
+    const lastOffsetDelta = w.buf.readInt32BE(p + 23);
+    if (lastOffsetDelta < 0 || w.buf.readInt32BE(p + 57) < 0) return this.stop({ kind: 'corrupt', position, reason: `batch at offset ${baseOffset} has a negative lastOffsetDelta or record count` });
+    return baseOffset + lastOffsetDelta < offset;
+  }
+
+  /**
+   * The entry at `position` — loaded whole unless above maxBufferedEntryBytes, its CRC checked
+   * when asked — or undefined when the scan ends there.
+   */
+  private entryAt(w: ScanWindow, position: number, size: number): LogEntry | undefined {
+    const magic = w.buf.readInt8(position - w.filePos + 16);
+    const complete = size <= (this.opts.maxBufferedEntryBytes ?? DEFAULT_MAX_BUFFERED_ENTRY_BYTES);
+    if (!w.ensure(position, complete ? size : Math.min(size, magic >= 2 ? RECORD_BATCH_OVERHEAD : LEGACY_HEADER_BYTES))) {
+      return this.stop({ kind: 'partial', position, bytes: w.fileEnd - position, reason: 'file shrank while reading' });
+    }
+    const { buf, source } = w;
+    const p = position - w.filePos;
+    // The entry's bytes (or, when not buffered, its header) lie inside what buf holds.
+    assert(p >= 0 && p + (complete ? size : HEADER_PROBE_BYTES) <= w.len, `entry at ${position} outside the scan buffer`, { file: this.opts.path, position });
+    const crcValid = (): boolean => {
+      const crc = complete ? bufferedCrc(buf, p, size, magic) : chunkedCrc(source, position, size, magic, (this.crcScratch ??= Buffer.allocUnsafe(w.chunkBytes)));
+      return crc === storedCrc(buf, p, magic);
+    };
+    if (magic < 2) {
+      const legacy = legacyEntry(buf, p, size, magic);
+      const offset = readInt64(buf, p);
+      if (this.opts.verifyCrc && !crcValid()) return this.stop({ kind: 'corrupt', position, reason: `CRC-32 mismatch in v${magic} message at offset ${offset}` });
+      return { position, size, magic, header: undefined, baseOffset: offset, lastOffset: offset, maxTimestamp: legacy.maxTimestamp, compression: legacy.compression, buf, bufPos: p, complete, source };
+    }
+    const header = readBatchHeader(buf, p);
+    if (this.opts.verifyCrc && !crcValid()) return this.stop({ kind: 'corrupt', position, reason: `CRC-32C mismatch in batch at offset ${header.baseOffset} (stored ${header.crc})` });
+    if (header.lastOffsetDelta < 0 || header.recordsCount < 0) {
+      return this.stop({ kind: 'corrupt', position, reason: `batch at offset ${header.baseOffset} has a negative lastOffsetDelta or record count` });
+    }
+    const lastOffset = header.baseOffset + header.lastOffsetDelta;
+    return { position, size, magic, header, baseOffset: header.baseOffset, lastOffset, maxTimestamp: header.maxTimestamp, compression: header.attributes & 0x07, buf, bufPos: p, complete, source };
+  }
+
+  /** With segmentBaseOffset: whether the entry lies in the segment's offset range after the previous one (else the scan ends). */
+  private followsInSegment(entry: LogEntry, prevLastOffset: number): boolean {
+    const base = this.opts.segmentBaseOffset;
+    if (base === undefined) return true;
+    const { position } = entry;
+    if (entry.lastOffset < base || entry.lastOffset - base > 0x7fffffff || (entry.header && entry.baseOffset < base)) {
+      this.end = { kind: 'corrupt', position, reason: `offsets ${entry.baseOffset}..${entry.lastOffset} lie outside segment ${base}` };
+      return false;
+    }
+    if (entry.lastOffset <= prevLastOffset || (entry.header && entry.baseOffset <= prevLastOffset)) {
+      this.end = { kind: 'corrupt', position, reason: `offset ${entry.baseOffset} does not follow the previous last offset ${prevLastOffset}` };
+      return false;
+    }
+    return true;
+  }
 }
 
 /** A human description of how a scan ended, or undefined if it reached the end cleanly. */

@@ -64,6 +64,17 @@ export class OffsetIndex extends AbstractIndex {
     return i < 0 ? { offset: this.baseOffset, position: 0 } : this.cachedEntry(i);
   }
 
+  /**
+   * lookup(target), and where the batches that may hold `target` end: an entry's offset is the last
+   * of the batch at its position, so `target` lies before the batch after the next entry's, whose
+   * position this is (undefined when there is none: the segment's end). A lookup reads up to it.
+   */
+  lookupSpan(target: number): { floor: OffsetPosition; endPosition: number | undefined } {
+    const i = this.floorIndex(target, (k) => this.cachedEntry(k).offset);
+    const floor = i < 0 ? { offset: this.baseOffset, position: 0 } : this.cachedEntry(i);
+    return { floor, endPosition: i + 2 < this.entries ? this.cachedEntry(i + 2).position : undefined };
+  }
+
   private cachedEntry(k: number): OffsetPosition {
     const blockIndex = Math.floor(k / LOOKUP_BLOCK_ENTRIES);
     const first = blockIndex * LOOKUP_BLOCK_ENTRIES;

@@ -261,7 +261,7 @@ export class LogSegment {
     this.lastAppendedOffset = prev;
   }
 
-  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; chunkBytes?: number }): EntryScanner {
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; skipReadEnd?: number; chunkBytes?: number }): EntryScanner {
     return new EntryScanner({
       io: this.io,
       path: this.logPath,
@@ -272,6 +272,7 @@ export class LogSegment {
       segmentBaseOffset: opts.validateOffsets ? this.baseOffset : undefined,
       zeroTailIsEnd: this.zeroTailIsEnd,
       skipBelowOffset: opts.skipBelowOffset,
+      skipReadEnd: opts.skipReadEnd,
       chunkBytes: opts.chunkBytes,
     });
   }

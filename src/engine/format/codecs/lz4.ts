@@ -97,8 +97,8 @@ function decompressBlock(data: Buffer, start: number, end: number, capacityBytes
   }
 }
 
-export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4FrameOptions = {}): Buffer {
-  checkLimit(maxOutputBytes);
+/** The frame descriptor (FLG, BD, optional content size, header checksum), checked as Kafka's KafkaLZ4BlockInputStream does. */
+function readFrameHeader(data: Buffer, opts: Lz4FrameOptions): { flg: number; maxBlockBytes: number; pos: number } {
   if (data.length < 6) throw codecError(NAME, `frame of ${data.length} bytes is shorter than its header`);
   const magic = data.readUInt32LE(0);
   if (magic !== LZ4_FRAME_MAGIC) throw codecError(NAME, `bad frame magic 0x${magic.toString(16).padStart(8, '0')}`);
@@ -122,7 +122,14 @@ export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4Fra
     const expected = (xxh32(data, 4, pos) >>> 8) & 0xff;
     if (data[pos] !== expected) throw codecError(NAME, `header checksum 0x${data[pos]!.toString(16)} does not match 0x${expected.toString(16)}`);
   }
-  pos++;
+  return { flg, maxBlockBytes, pos: pos + 1 };
+}
+
+export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4FrameOptions = {}): Buffer {
+  checkLimit(maxOutputBytes);
+  const header = readFrameHeader(data, opts);
+  const { flg, maxBlockBytes } = header;
+  let pos = header.pos;
   const blockChecksums = (flg & FLG_BLOCK_CHECKSUM) !== 0;
   const out: Buffer[] = [];
   let total = 0;

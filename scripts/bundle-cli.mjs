@@ -6,9 +6,13 @@
 // files instead of a hundred ES modules, which was most of what start-up cost beyond `node -e 0`.
 // Run after `tsc -p tsconfig.json` (npm run build): worker entries and preloads stay the compiled
 // files in dist/, which the bundle names by URL (distUrls). dist/bin/manifest.json lists the
-// source modules of each chunk, for the start-up test (test/commands/help-lazy.test.ts). The
-// compiled dist/cli.js runs the same program unbundled.
+// source modules of each chunk, for the start-up test (test/commands/help-lazy.test.ts). Last,
+// a child process runs the typical first commands in-process (every command's --help, an append,
+// reads) and writes the chunks' V8 code caches (writeCodeCache in logtool-bin.cjs). The compiled
+// dist/cli.js runs the same program unbundled.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
@@ -59,6 +63,36 @@ function manifest() {
   };
 }
 
+/**
+ * Runs in a child process (`node -e`, argv: the bin directory, a scratch directory): commands as a
+ * user's first ones, output discarded, then the code caches of every chunk they loaded.
+ */
+const TRAIN = `const path = require('node:path');
+const [binDir, scratch] = process.argv.slice(1);
+const bin = require(path.join(binDir, 'logtool.cjs'));
+const { runCli, buildProgram } = require(path.join(binDir, 'main.cjs'));
+const quiet = { stdout: () => {}, stderr: () => {} };
+(async () => {
+  await runCli(['--help'], quiet);
+  for (const c of buildProgram().commands) await runCli([c.name(), '--help'], quiet);
+  const dir = path.join(scratch, 't-0');
+  await runCli(['append', dir, '--value', 'hello'], quiet);
+  for (const extra of [[], ['--json'], ['--batches']]) await runCli(['read', dir, ...extra], quiet);
+  await runCli(['segments', dir], quiet);
+  await runCli(['verify', dir], quiet);
+  process.exitCode = 0;
+  bin.writeCodeCache();
+})();`;
+
+function writeCodeCaches() {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'logtool-bundle-'));
+  try {
+    execFileSync(process.execPath, ['-e', TRAIN, binDir, scratch], { stdio: ['ignore', 'ignore', 'inherit'] });
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 export async function bundleCli() {
   fs.rmSync(binDir, { recursive: true, force: true });
   await build({
@@ -74,6 +108,7 @@ export async function bundleCli() {
   });
   fs.copyFileSync(path.join(root, 'scripts', 'logtool-bin.cjs'), path.join(binDir, 'logtool.cjs'));
   fs.chmodSync(path.join(binDir, 'logtool.cjs'), 0o755);
+  writeCodeCaches();
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await bundleCli();

@@ -141,3 +141,34 @@ describe('lazy start-up', () => {
     }
   });
 });
+
+describe("the bin's code cache (scripts/logtool-bin.cjs)", () => {
+  const binDir = path.join(distDir, 'bin');
+
+  it('the chunks a read loads are compiled from the caches the build wrote', () => {
+    const dir = path.join(makeTempDir(), 't-0');
+    expect(cliSync('append', dir, '-v', 'hello').code).toBe(0);
+    // The bin required as a module does not run; main.cjs's runCli then loads the read's chunks through it.
+    const script = `const bin = require(${JSON.stringify(path.join(binDir, 'logtool.cjs'))});
+require(${JSON.stringify(path.join(binDir, 'main.cjs'))}).runCli(['read', ${JSON.stringify(dir)}], { stdout: () => {} })
+  .then((code) => console.log(JSON.stringify({ code, use: bin.cacheUse() })));`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    const { code, use } = JSON.parse(r.stdout) as { code: number; use: Record<string, boolean> };
+    expect(code).toBe(0);
+    expect(Object.keys(use)).toEqual(expect.arrayContaining(['main.cjs', 'read.cjs']));
+    expect(Object.entries(use).filter(([, used]) => !used)).toEqual([]);
+  });
+
+  it('a chunk changed after the build runs as changed, not from the cache made before (same size)', () => {
+    const copy = path.join(makeTempDir(), 'bin');
+    fs.cpSync(binDir, copy, { recursive: true, preserveTimestamps: true });
+    const main = path.join(copy, 'main.cjs');
+    const text = fs.readFileSync(main, 'utf8');
+    expect(text).toContain('display help for command');
+    // V8 checks a cache against the source's length only: the bin's own check (size and mtime) is what refuses it.
+    fs.writeFileSync(main, text.replaceAll('display help for command', 'DISPLAY HELP FOR COMMAND'));
+    const r = spawnSync(process.execPath, [path.join(copy, 'logtool.cjs'), '--help'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('DISPLAY HELP FOR COMMAND');
+  });
+});

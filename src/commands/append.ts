@@ -176,23 +176,30 @@ function printStats(log: Log): void {
   );
 }
 
-/** One NDJSON input line appended; a bad line first appends the lines before it, then fails naming where the input stopped. */
-async function addNdjson(appender: BatchAppender, line: string, encoding: Encoding, where: string, lineNo: number): Promise<void> {
-  if (line.trim() === '') return;
+/**
+ * One NDJSON input line appended (blank lines skipped); like BatchAppender.add, a promise only
+ * when the caller must wait. A bad line first appends the lines before it, then fails naming where
+ * the input stopped.
+ */
+function addNdjson(appender: BatchAppender, line: string, encoding: Encoding, where: string, lineNo: number): Promise<void> | undefined {
+  if (!(line.charCodeAt(0) > 0x20) && line.trim() === '') return undefined;
   let record: RecordInput;
   try {
     record = parseNdjson(line, encoding, where);
   } catch (e) {
-    // The lines before a bad one are appended (as they would have been had it come in a
-    // later chunk); the error says where the input stopped.
-    await appender.flush();
-    await appender.drain();
-    if (e instanceof LogtoolError) {
-      throw new LogtoolError(e.kind, `${e.message}; the ${lineNo - 1} line(s) before it were appended, the rest of the input was not`, { file: e.file, position: e.position });
-    }
-    throw e;
+    return stoppedAt(appender, e, lineNo);
   }
-  await appender.add(record);
+  return appender.add(record);
+}
+
+/** The lines before a bad one are appended (as they would have been had it come in a later chunk); the error says where the input stopped. */
+async function stoppedAt(appender: BatchAppender, e: unknown, lineNo: number): Promise<never> {
+  await appender.flush();
+  await appender.drain();
+  if (e instanceof LogtoolError) {
+    throw new LogtoolError(e.kind, `${e.message}; the ${lineNo - 1} line(s) before it were appended, the rest of the input was not`, { file: e.file, position: e.position });
+  }
+  throw e;
 }
 
 function decodeArg(text: string, enc: Encoding, name: string): Buffer {

@@ -1,8 +1,9 @@
 /**
  * The logtool program: every command, and errors turned into one line on stderr (a JSON object
  * under --json) and a documented exit code (README, "Exit codes"); stack traces only with --debug.
- * cli.ts runs it on the real process; tests run it in-process (runCli with captured output), so
- * that a command's own handler runs with an injected file-I/O layer.
+ * main() runs it on the real process (cli.ts, and the bundled bin, scripts/bundle-cli.mjs); tests
+ * run it in-process (runCli with captured output), so that a command's own handler runs with an
+ * injected file-I/O layer.
  */
 import { Command, CommanderError } from 'commander';
 import { LogtoolError, ExitCode, InvalidArgumentError } from './engine/errors.js';
@@ -209,4 +210,17 @@ export async function runCli(argv: string[], streams: CliStreams = {}): Promise<
   }
   process.exitCode = exitCodeBefore;
   return code;
+}
+
+/**
+ * Runs one command line on this process. The process is never ended with process.exit():
+ * exitCode is set and stdout drains; a reader that goes away (EPIPE) ends it quietly.
+ */
+export function main(argv: string[]): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') process.exitCode = report(e, argv.includes('--debug'), wantsJson(argv));
+  });
+  void runCli(argv).then((code) => {
+    process.exitCode = code;
+  });
 }

@@ -10,8 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nowMs } from './types.js';
 
-/** The built CLI next to this module (dist/cli.js). */
-export const cliPath = fileURLToPath(new URL('../cli.js', import.meta.url));
+/**
+ * The CLI a user runs: the package's bin (dist/bin/logtool.cjs, the bundle `npm run build` makes),
+ * or the compiled dist/cli.js where only tsc ran.
+ */
+const binPath = fileURLToPath(new URL('../bin/logtool.cjs', import.meta.url));
+export const cliPath = fs.existsSync(binPath) ? binPath : fileURLToPath(new URL('../cli.js', import.meta.url));
 const peakRssPreload = fileURLToPath(new URL('./peak-rss.js', import.meta.url));
 export const PEAK_RSS_FILE_ENV = 'LOGTOOL_BENCH_PEAK_RSS_FILE';
 let rssFiles = 0;

@@ -120,23 +120,10 @@ Examples:
         const source = opts.input ?? 'stdin';
         progress = startProgress(`appending ${source} to ${dir}`, opts.progress !== false);
         const stream = countingChunks(opts.input ? fileChunks(opts.input) : process.stdin, progress, inputBytes(opts.input));
-        await readLines(stream, source, async (line, lineNo) => {
-          if (opts.lines) return appender.add({ key: null, value: Buffer.from(line, 'utf8'), timestamp: opts.timestamp });
-          if (line.trim() === '') return;
-          let record: RecordInput;
-          try {
-            record = parseNdjson(line, encoding, `${source} line ${lineNo}`);
-          } catch (e) {
-            // The lines before a bad one are appended (as they would have been had it come in a
-            // later chunk); the error says where the input stopped.
-            await appender.flush();
-            await appender.drain();
-            if (e instanceof LogtoolError) {
-              throw new LogtoolError(e.kind, `${e.message}; the ${lineNo - 1} line(s) before it were appended, the rest of the input was not`, { file: e.file, position: e.position });
-            }
-            throw e;
-          }
-          return appender.add(record);
+        await readLines(stream, source, (line, lineNo) => {
+          // --lines: the line's bytes as they came (a view of the input chunk; the batch copies it).
+          if (opts.lines) return appender.add({ key: null, value: line, timestamp: opts.timestamp });
+          return addNdjson(appender, line.toString('utf8'), encoding, `${source} line ${lineNo}`, lineNo);
         }, () => appender.flush());
       }
       await appender.flush();
@@ -187,6 +174,32 @@ function printStats(log: Log): void {
     `positions: written ${at(p.written)}, committed ${at(p.committed)}, flushed ${at(p.flushed)}, recovery point ${p.recoveryPoint}; ` +
       `fsyncs ${s.fsyncs}, group commits ${s.groups} (largest ${s.largestGroup}), commits ${s.commits}, timed out ${s.timedOut}\n`,
   );
+}
+
+/**
+ * One NDJSON input line appended (blank lines skipped); like BatchAppender.add, a promise only
+ * when the caller must wait. A bad line first appends the lines before it, then fails naming where
+ * the input stopped.
+ */
+function addNdjson(appender: BatchAppender, line: string, encoding: Encoding, where: string, lineNo: number): Promise<void> | undefined {
+  if (!(line.charCodeAt(0) > 0x20) && line.trim() === '') return undefined;
+  let record: RecordInput;
+  try {
+    record = parseNdjson(line, encoding, where);
+  } catch (e) {
+    return stoppedAt(appender, e, lineNo);
+  }
+  return appender.add(record);
+}
+
+/** The lines before a bad one are appended (as they would have been had it come in a later chunk); the error says where the input stopped. */
+async function stoppedAt(appender: BatchAppender, e: unknown, lineNo: number): Promise<never> {
+  await appender.flush();
+  await appender.drain();
+  if (e instanceof LogtoolError) {
+    throw new LogtoolError(e.kind, `${e.message}; the ${lineNo - 1} line(s) before it were appended, the rest of the input was not`, { file: e.file, position: e.position });
+  }
+  throw e;
 }
 
 function decodeArg(text: string, enc: Encoding, name: string): Buffer {
@@ -279,28 +292,42 @@ async function* countingChunks(stream: AsyncIterable<Buffer | string>, progress:
   }
 }
 
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/**
+ * Splits a byte stream into lines (LF or CRLF) and hands each on as a view of the input's bytes,
+ * split as bytes, so a character across two chunks stays whole. `onLine` may return nothing (the
+ * line was taken) or a promise to wait for (backpressure); `onPause` runs whenever the current
+ * chunk is used up, so a slow producer's records are appended without waiting for more.
+ */
 export async function readLines(
   stream: AsyncIterable<Buffer | string>,
   source: string,
-  onLine: (line: string, lineNo: number) => Promise<void> | void,
+  onLine: (line: Buffer, lineNo: number) => Promise<void> | void,
   onPause: () => Promise<void>,
 ): Promise<void> {
-  let carry = '';
+  let carry: Buffer | undefined;
   let lineNo = 0;
   try {
     for await (const chunk of stream) {
-      const text = carry + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-      const parts = text.split('\n');
-      carry = parts.pop() ?? '';
-      if (carry.length > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
-      for (const p of parts) await onLine(p.endsWith('\r') ? p.slice(0, -1) : p, ++lineNo);
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      const buf = carry ? Buffer.concat([carry, bytes]) : bytes;
+      let start = 0;
+      for (let nl = buf.indexOf(NEWLINE); nl >= 0; nl = buf.indexOf(NEWLINE, start)) {
+        const taken = onLine(buf.subarray(start, nl > start && buf[nl - 1] === CARRIAGE_RETURN ? nl - 1 : nl), ++lineNo);
+        if (taken) await taken;
+        start = nl + 1;
+      }
+      carry = start < buf.length ? buf.subarray(start) : undefined;
+      if (carry && carry.length > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
       await onPause();
     }
   } catch (e) {
     if (e instanceof LogtoolError) throw e;
     throw new LogtoolError('io', `cannot read input: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: source });
   }
-  if (carry.length > 0) await onLine(carry.endsWith('\r') ? carry.slice(0, -1) : carry, ++lineNo);
+  if (carry) await onLine(carry[carry.length - 1] === CARRIAGE_RETURN ? carry.subarray(0, -1) : carry, ++lineNo);
 }
 
 /** Batches appended but not yet acknowledged, at most; more input waits (backpressure). */
@@ -330,15 +357,21 @@ class BatchAppender {
     this.maxBatchBytes = log.config.maxMessageBytes;
   }
 
-  async add(r: RecordInput): Promise<void> {
-    const size = (r.key?.length ?? 0) + (r.value?.length ?? 0) + (r.headers ?? []).reduce((n, h) => n + Buffer.byteLength(h.key) + (h.value?.length ?? 0) + 10, 0) + RECORD_OVERHEAD_BOUND_BYTES;
+  /** Takes a record; returns a promise only when a batch went out and the caller must wait for it. */
+  add(r: RecordInput): Promise<void> | undefined {
+    let size = (r.key?.length ?? 0) + (r.value?.length ?? 0) + RECORD_OVERHEAD_BOUND_BYTES;
+    if (r.headers) for (const h of r.headers) size += Buffer.byteLength(h.key) + (h.value?.length ?? 0) + 10;
     if (size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) {
       throw new LogtoolError('too-large', `a record of about ${size} bytes does not fit max.message.bytes (${this.maxBatchBytes}); raise --max-message-bytes`);
     }
-    if (this.pendingBytes + size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) await this.flush();
+    if (this.pendingBytes + size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) return this.flush().then(() => this.take(r, size));
+    return this.take(r, size);
+  }
+
+  private take(r: RecordInput, size: number): Promise<void> | undefined {
     this.pending.push(r);
     this.pendingBytes += size;
-    if (this.pending.length >= this.opts.batchRecords) await this.flush();
+    return this.pending.length >= this.opts.batchRecords ? this.flush() : undefined;
   }
 
   /** Appends the pending records as one batch; returns once fewer than the in-flight limit await acknowledgement. */

@@ -152,6 +152,23 @@ describe('append from a stream', () => {
       expect(got.map((g) => g.timestamp)).toEqual(records.map((x) => x.timestamp));
     })();
   });
+  it('a character split across two input chunks (64 KiB reads of --input) stays whole, in --lines and NDJSON', () => {
+    // 'é' is two bytes; 65,535 ASCII bytes before it put its bytes on either side of the first 64 KiB read.
+    const pad = 'a'.repeat(65535);
+    for (const [flags, line, next, expected] of [
+      [['--lines'], `${pad}é`, 'next', `${pad}é`],
+      [[], `{"value":"${pad.slice(10)}é"}`, '{"value":"next"}', `${pad.slice(10)}é`],
+    ] as const) {
+      const dir = partition();
+      const input = path.join(path.dirname(dir), 'input.txt');
+      fs.writeFileSync(input, `${line}\n${next}\n`);
+      expect(Buffer.from(line)[65535]).toBe(0xc3); // the first byte of 'é' ends the first read
+      const w = cli(['append', dir, ...flags, '--input', input]);
+      expect(w.status, w.stderr).toBe(0);
+      const r = cli(['read', dir, '--json', '--max-records', '1']);
+      expect((jsonLines(r.stdout)[0] as { value: string }).value === expected, flags.join(' ')).toBe(true);
+    }
+  });
 });
 
 describe('append --flush', () => {

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, cliPath } from '../helpers/build.js';
+import { ensureBuilt, compiledCliPath } from '../helpers/build.js';
 import { cli, errorLineText, run } from '../helpers/cli.js';
 import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
 import { seededRandom } from '../helpers/crash-io.js';
@@ -24,8 +24,9 @@ const ERRNOS = ['EIO', 'ENOSPC', 'EACCES'];
 beforeAll(() => ensureBuilt());
 afterAll(() => removeTempDirs());
 
+/** The compiled CLI (dist/cli.js): the preload installs its layer into dist/engine/io.js, which the bundled bin does not load. */
 function faulty(args: string[], env: Record<string, string>) {
-  return run(process.execPath, ['--import', PRELOAD, cliPath, ...args], env);
+  return run(process.execPath, ['--import', PRELOAD, compiledCliPath, ...args], env);
 }
 
 /** A sample of fault points in [1, calls], always including the first and the last. */

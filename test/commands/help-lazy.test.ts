@@ -1,7 +1,8 @@
 /**
  * Start-up loads only what the command line needs (issue 15): `logtool --help` loads commander and
  * the command table, not the commands' modules, chalk, ora, cli-table3 or any native add-on; a
- * command loads its own module only. Every command's --help still lists the options it listed
+ * command loads its own module only. The CLI run is the package's bin, bundled into chunks
+ * (scripts/bundle-cli.mjs): a loaded chunk stands for the source modules its manifest lists. Every command's --help still lists the options it listed
  * before commands were loaded lazily (help-options-snapshot.json, taken from the eager program),
  * the program's command list says what each command's own definition says, and compressed logs
  * still read in a fresh process (the codecs' add-ons load on first use).
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/program.js';
 import { commandSpecs, specForArgv } from '../../src/commands/registry.js';
 import { makeTempDir, removeTempDirs, repoRoot } from '../helpers/fixtures.js';
-import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { cliPath, distDir, ensureBuilt } from '../helpers/build.js';
 import { cli, cliSync, sh } from '../helpers/cli.js';
 
 beforeAll(ensureBuilt);
@@ -22,12 +23,24 @@ afterAll(removeTempDirs);
 const snapshot = JSON.parse(fs.readFileSync(path.join(repoRoot, 'test', 'commands', 'help-options-snapshot.json'), 'utf8')) as Record<string, string[]>;
 const tracer = path.join(repoRoot, 'test', 'helpers', 'module-trace.mjs');
 
+/**
+ * What a loaded file of the bundle stands for: its chunk's source modules as the compiled files
+ * they would be (`src/read.ts` → `<dist>/read.js`, `node_modules/chalk/…` as the package's path).
+ */
+function sourcesOf(file: string): string[] {
+  const binDir = path.join(distDir, 'bin');
+  if (path.dirname(file) !== binDir || !file.endsWith('.cjs')) return [file];
+  const manifest = JSON.parse(fs.readFileSync(path.join(binDir, 'manifest.json'), 'utf8')) as Record<string, string[]>;
+  return [file, ...(manifest[path.basename(file)] ?? []).map((m) => (m.startsWith('src/') ? path.join(distDir, m.slice(4).replace(/\.ts$/, '.js')) : `/${m}`))];
+}
+
 /** The modules a CLI run loaded (module-trace.mjs), with its exit code. */
 function modulesLoaded(args: string[], input?: string): { code: number | null; modules: string[] } {
   const trace = path.join(makeTempDir('logtool-trace-'), 'modules.txt');
   const env = { ...process.env, NO_COLOR: '1', CI: '1', LOGTOOL_MODULE_TRACE: trace };
   const r = spawnSync(process.execPath, ['--import', tracer, cliPath, ...args], { encoding: 'utf8', env, input });
-  return { code: r.status, modules: fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [] };
+  const traced = fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [];
+  return { code: r.status, modules: traced.flatMap(sourcesOf) };
 }
 
 const commandModules = (modules: string[]): string[] =>
@@ -46,7 +59,9 @@ describe('lazy start-up', () => {
   it('--help loads no command module, no renderer and no native add-on', () => {
     const { code, modules } = modulesLoaded(['--help']);
     expect(code).toBe(0);
+    expect(modules.some((m) => m.endsWith('/dist/bin/main.cjs'))).toBe(true); // the bundle ran
     expect(modules.some((m) => m.endsWith('/dist/program.js'))).toBe(true); // the trace works
+    expect([...new Set(modules.filter((m) => m.endsWith('.cjs')).map((m) => path.basename(m)))]).toEqual(['logtool.cjs', 'main.cjs']); // one file of the bundle beyond its start
     expect(commandModules(modules)).toEqual(['registry']);
     for (const pkg of [...NATIVE, ...RENDERING]) expect(loads(modules, pkg), pkg).toBe(false);
   });
@@ -124,5 +139,36 @@ describe('lazy start-up', () => {
       const meta = await cli('read', dir, '--batches', '--json');
       expect(meta.stdout, codec).toContain(codec);
     }
+  });
+});
+
+describe("the bin's code cache (scripts/logtool-bin.cjs)", () => {
+  const binDir = path.join(distDir, 'bin');
+
+  it('the chunks a read loads are compiled from the caches the build wrote', () => {
+    const dir = path.join(makeTempDir(), 't-0');
+    expect(cliSync('append', dir, '-v', 'hello').code).toBe(0);
+    // The bin required as a module does not run; main.cjs's runCli then loads the read's chunks through it.
+    const script = `const bin = require(${JSON.stringify(path.join(binDir, 'logtool.cjs'))});
+require(${JSON.stringify(path.join(binDir, 'main.cjs'))}).runCli(['read', ${JSON.stringify(dir)}], { stdout: () => {} })
+  .then((code) => console.log(JSON.stringify({ code, use: bin.cacheUse() })));`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    const { code, use } = JSON.parse(r.stdout) as { code: number; use: Record<string, boolean> };
+    expect(code).toBe(0);
+    expect(Object.keys(use)).toEqual(expect.arrayContaining(['main.cjs', 'read.cjs']));
+    expect(Object.entries(use).filter(([, used]) => !used)).toEqual([]);
+  });
+
+  it('a chunk changed after the build runs as changed, not from the cache made before (same size)', () => {
+    const copy = path.join(makeTempDir(), 'bin');
+    fs.cpSync(binDir, copy, { recursive: true, preserveTimestamps: true });
+    const main = path.join(copy, 'main.cjs');
+    const text = fs.readFileSync(main, 'utf8');
+    expect(text).toContain('display help for command');
+    // V8 checks a cache against the source's length only: the bin's own check (size and mtime) is what refuses it.
+    fs.writeFileSync(main, text.replaceAll('display help for command', 'DISPLAY HELP FOR COMMAND'));
+    const r = spawnSync(process.execPath, [path.join(copy, 'logtool.cjs'), '--help'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('DISPLAY HELP FOR COMMAND');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (dist/cli.js, see build.ts) as a child process, with colour off (NO_COLOR, no FORCE_COLOR). The async
+ * Runs the built CLI (the package's bin, dist/bin/logtool.cjs, see build.ts) as a child process, with colour off (NO_COLOR, no FORCE_COLOR). The async
  * form lets concurrent tests overlap their processes; the sync form suits sequential steps.
  */
 import { execFile, spawnSync } from 'node:child_process';

@@ -1,6 +1,7 @@
 // Preloaded with `node --import` by tests of start-up (test/commands/help-lazy.test.ts): appends every
-// module the process loads — ES modules as resolved URLs, CommonJS and native add-ons by request —
-// one per line to the file named by LOGTOOL_MODULE_TRACE.
+// module the process loads — ES modules as resolved URLs, CommonJS and native add-ons by request,
+// CommonJS files (the bundled CLI's chunks) also by absolute path — one per line to the file named
+// by LOGTOOL_MODULE_TRACE.
 import fs from 'node:fs';
 import Module, { register } from 'node:module';
 
@@ -15,5 +16,10 @@ export async function resolve(s, c, next) { const r = await next(s, c); fs.appen
   Module._load = function (request, ...rest) {
     fs.appendFileSync(file, `${request}\n`);
     return load.call(this, request, ...rest);
+  };
+  const loadFile = Module.prototype.load;
+  Module.prototype.load = function (filename) {
+    fs.appendFileSync(file, `${filename}\n`);
+    return loadFile.call(this, filename);
   };
 }

@@ -9,11 +9,12 @@ import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
+import { LazyIndex } from './lazy-index.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
 import { SegmentPreallocation } from './preallocation.js';
 import { decodeRecords, type LogRecord } from '../format/record-batch.js';
-import { entryRecords } from '../format/entry-records.js';
+import { findOffsetByTimestamp, readNextOffset, translateOffset } from './segment-lookup.js';
 import { scanAndIndex, writeIndexFiles } from '../recovery/index-rebuilder.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_SUFFIXES, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from './segment-files.js';
 
@@ -58,10 +59,9 @@ export class LogSegment {
   readonly baseOffset: number;
   readonly dir: string;
   readonly logPath: string;
-  /** Replaced (not mutated) when recover() rebuilds the files, hence private fields behind getters. */
-  private offsetIndexFile: OffsetIndex | undefined;
-  private timeIndexFile: TimeIndex | undefined;
-  private indexFilePaths: { index: string; timeindex: string };
+  /** Opened on first use; reopened when recover() rebuilds the files, hence behind getters. */
+  private readonly lazyOffsetIndex: LazyIndex<OffsetIndex>;
+  private readonly lazyTimeIndex: LazyIndex<TimeIndex>;
   readonly io: FileIO;
   /** The descriptor cache this segment's files are opened through. */
   readonly fdCache: FileDescriptorCache;
@@ -86,8 +86,6 @@ export class LogSegment {
   private offsetOfMaxTimestampSoFar: number;
   /** Last offset appended by this process (undefined: not known without a scan; the base bounds it). */
   private lastAppendedOffset: number | undefined;
-  /** Read-only with snapshotIndexes: index entries counted at open (later entries are not read). */
-  private indexEntryLimits: { index: number; timeindex: number } | undefined;
   /** Max timestamp of the first batch (segment.ms roll reference), loaded lazily. */
   private rollingBasedTimestamp: number | undefined;
   /** In-memory creation time (Kafka resets it on every load). */
@@ -116,9 +114,11 @@ export class LogSegment {
       logFile ??= new CachedFile(this.fdCache, this.logPath, mode, 'w+');
     }
     this.logFile = logFile ?? new CachedFile(this.fdCache, this.logPath, mode);
-    this.indexFilePaths = { index: file(INDEX_SUFFIX), timeindex: file(TIME_INDEX_SUFFIX) };
+    this.lazyOffsetIndex = new LazyIndex(file(INDEX_SUFFIX), (p) => new OffsetIndex({ ...this.indexOptions(), path: p }));
+    this.lazyTimeIndex = new LazyIndex(file(TIME_INDEX_SUFFIX), (p) => new TimeIndex({ ...this.indexOptions(), path: p }));
     if (opts.snapshotIndexes && !opts.writable) {
-      this.indexEntryLimits = { index: this.offsetIndex.entries, timeindex: this.timeIndex.entries };
+      this.lazyOffsetIndex.snapshotEntries();
+      this.lazyTimeIndex.snapshotEntries();
       this.releaseIndexes();
     }
     this.size = this.logFile.fstat().size;
@@ -140,30 +140,24 @@ export class LogSegment {
   }
 
   get offsetIndex(): OffsetIndex {
-    return (this.offsetIndexFile ??= this.bounded(new OffsetIndex({ ...this.indexOptions(), path: this.indexFilePaths.index }), this.indexEntryLimits?.index));
+    return this.lazyOffsetIndex.get();
   }
   get timeIndex(): TimeIndex {
-    return (this.timeIndexFile ??= this.bounded(new TimeIndex({ ...this.indexOptions(), path: this.indexFilePaths.timeindex }), this.indexEntryLimits?.timeindex));
-  }
-
-  private bounded<T extends OffsetIndex | TimeIndex>(index: T, limit: number | undefined): T {
-    if (limit !== undefined && index.entries > limit) index.entries = limit;
-    return index;
+    return this.lazyTimeIndex.get();
   }
 
   /** Read-only segments: closes the index files (reopened on next use). */
   releaseIndexes(): void {
     if (this.writable) return;
-    this.offsetIndexFile?.close();
-    this.timeIndexFile?.close();
-    this.offsetIndexFile = this.timeIndexFile = undefined;
+    this.lazyOffsetIndex.release();
+    this.lazyTimeIndex.release();
   }
 
   get indexPath(): string {
-    return this.indexFilePaths.index;
+    return this.lazyOffsetIndex.path;
   }
   get timeIndexPath(): string {
-    return this.indexFilePaths.timeindex;
+    return this.lazyTimeIndex.path;
   }
   /** The `.log`, read through the descriptor cache (each call takes the descriptor for itself). */
   get file(): CachedFile {
@@ -276,36 +270,14 @@ export class LogSegment {
     });
   }
 
-  /**
-   * Position of the first entry whose last offset ≥ target (floor lookup, then scan), or
-   * undefined if no entry in the segment reaches the target.
-   */
+  /** Position of the first entry whose last offset ≥ target, or undefined (segment-lookup.ts). */
   translateOffset(target: number, startingFilePosition = 0, ignoreIndex = false): { position: number; entry: LogEntry } | undefined {
-    const floor = ignoreIndex ? { offset: this.baseOffset, position: 0 } : this.offsetIndex.lookup(target);
-    const start = Math.max(floor.position, startingFilePosition);
-    // An index entry past the end of the log (stale index) must not be trusted.
-    const from = start >= 0 && start <= this.size ? start : 0;
-    const scanner = this.scanner({ startPosition: from });
-    for (const entry of scanner.entries()) {
-      if (entry.lastOffset >= target) return { position: entry.position, entry };
-    }
-    // An index entry that does not point at a batch boundary (damaged index): scan from the start.
-    if (scanner.end.kind === 'corrupt' && from > 0) return this.translateOffset(target, 0, true);
-    return undefined;
+    return translateOffset(this, target, startingFilePosition, ignoreIndex);
   }
 
-  /** First record with timestamp ≥ ts and offset ≥ startOffset (Kafka's findOffsetByTimestamp). */
+  /** First record with timestamp ≥ ts and offset ≥ startOffset (segment-lookup.ts). */
   findOffsetByTimestamp(ts: number, startOffset = this.baseOffset): LogRecord | undefined {
-    const floor = this.timeIndex.lookup(ts);
-    const pos = this.offsetIndex.lookup(Math.max(floor.offset, startOffset)).position;
-    const scanner = this.scanner({ startPosition: pos >= 0 && pos <= this.size ? pos : 0 });
-    for (const entry of scanner.entries()) {
-      if (entry.maxTimestamp < ts || entry.lastOffset < startOffset) continue;
-      for (const r of entryRecords(entry, { file: this.logPath })) {
-        if (r.timestamp >= ts && r.offset >= startOffset) return r;
-      }
-    }
-    return undefined;
+    return findOffsetByTimestamp(this, ts, startOffset);
   }
 
   /**
@@ -319,9 +291,9 @@ export class LogSegment {
     // Both files are written in one pass through bounded buffers and renamed into place (one
     // write per 64 KiB, not one per entry). Not fsynced: the recovery point does not advance
     // past this segment until a flush, so a crash redoes the recovery.
-    const paths = { indexPath: this.offsetIndex.path, timeIndexPath: this.timeIndex.path };
-    this.offsetIndex.close();
-    this.timeIndex.close();
+    const paths = { indexPath: this.indexPath, timeIndexPath: this.timeIndexPath };
+    this.lazyOffsetIndex.release();
+    this.lazyTimeIndex.release();
     const scanner = this.scanner({ verifyCrc: true, validateOffsets: true });
     let r: ReturnType<typeof scanAndIndex>;
     try {
@@ -329,9 +301,9 @@ export class LogSegment {
         scanAndIndex(scanner, this.size, { baseOffset: this.baseOffset, indexIntervalBytes: this.indexIntervalBytes, onProgress: opts.onProgress }, sink),
       );
     } finally {
-      const indexOpts = { io: this.io, baseOffset: this.baseOffset, maxIndexBytes: this.maxIndexBytes, writable: true, files: this.fdCache };
-      this.offsetIndexFile = new OffsetIndex({ ...indexOpts, path: paths.indexPath });
-      this.timeIndexFile = new TimeIndex({ ...indexOpts, path: paths.timeIndexPath });
+      // Reopened at once (the rebuilt files), as writable as before: recover() runs on writable segments only.
+      this.lazyOffsetIndex.get();
+      this.lazyTimeIndex.get();
     }
     const truncatedBytes = this.size - r.validBytes;
     if (truncatedBytes > 0 && opts.truncate !== false) {
@@ -347,27 +319,9 @@ export class LogSegment {
     return { validBytes: r.validBytes, truncatedBytes, batches: r.batches, end: r.end, nextOffset: r.nextOffset };
   }
 
-  /**
-   * Next offset after the last entry: scans from the last index entry (cheap: at most about
-   * index.interval.bytes plus one batch). Also reports how the scan ended, so a torn tail is seen.
-   */
+  /** Next offset after the last entry, and how the scan from the last index entry ended (segment-lookup.ts). */
   readNextOffset(): { nextOffset: number | undefined; end: ScanEnd; validBytes: number } {
-    const last = this.offsetIndex.entries > 0 ? this.offsetIndex.entry(this.offsetIndex.entries - 1) : { offset: this.baseOffset, position: 0 };
-    // A damaged entry may point anywhere (negative, past the end): then scan from the start.
-    let start = last.position >= 0 && last.position <= this.size ? last.position : 0;
-    let next: number | undefined;
-    const scan = (from: number) => {
-      const s = this.scanner({ startPosition: from, verifyCrc: true });
-      for (const e of s.entries()) next = e.lastOffset + 1;
-      return s;
-    };
-    let s = scan(start);
-    if ((s.end.kind === 'corrupt' || (s.end.kind === 'end' && s.end.zeroTail)) && start > 0 && next === undefined) {
-      // The index pointed somewhere that is not a batch boundary: fall back to a full scan.
-      start = 0;
-      s = scan(0);
-    }
-    return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' && !s.end.zeroTail ? this.size : s.validBytes };
+    return readNextOffset(this);
   }
 
   /** Kafka's onBecomeInactiveSegment: final time-index entry, indexes and log trimmed. */
@@ -385,9 +339,8 @@ export class LogSegment {
    * the cache, so that no later open of the same names gets one of these files.
    */
   closeDescriptors(): void {
-    this.offsetIndexFile?.close();
-    this.timeIndexFile?.close();
-    this.offsetIndexFile = this.timeIndexFile = undefined;
+    this.lazyOffsetIndex.release();
+    this.lazyTimeIndex.release();
     this.logFile.renamed(this.logFile.path);
   }
 
@@ -399,7 +352,8 @@ export class LogSegment {
     this.closeDescriptors();
     this.retired = true;
     this.logFile.renamed(this.logPath + suffix);
-    this.indexFilePaths = { index: this.indexFilePaths.index + suffix, timeindex: this.indexFilePaths.timeindex + suffix };
+    this.lazyOffsetIndex.renamed(suffix);
+    this.lazyTimeIndex.renamed(suffix);
   }
 
   /** Re-extends the indexes to their max size (for the active segment after load). */
@@ -443,8 +397,8 @@ export class LogSegment {
   close(): void {
     if (this.closed) return;
     if (this.writable && !this.retired) this.onBecomeInactive();
-    this.offsetIndexFile?.close();
-    this.timeIndexFile?.close();
+    this.lazyOffsetIndex.close();
+    this.lazyTimeIndex.close();
     this.closeLogFile();
   }
 
@@ -468,8 +422,8 @@ export class LogSegment {
         first ??= e;
       }
     };
-    attempt(() => this.offsetIndexFile?.close());
-    attempt(() => this.timeIndexFile?.close());
+    attempt(() => this.lazyOffsetIndex.close());
+    attempt(() => this.lazyTimeIndex.close());
     attempt(() => this.closeLogFile());
     if (first !== undefined) throw first;
   }

@@ -188,20 +188,40 @@ export class LogSegment {
   /**
    * Appends whole batches held in buf[start, end) at the end of the `.log`. `batches` describes
    * each batch (its size, last offset and max timestamp) in order; each gets index entries by
-   * Kafka's interval rule, so that every entry points at a single batch.
+   * Kafka's interval rule, so that every entry points at a single batch. The entries are written
+   * after the `.log` bytes, with one write(2) per index for the whole append (a commit of many
+   * small batches made two syscalls per batch before).
    */
   append(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): number {
     if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
     const position = this.size;
     this.checkAppend(buf, start, end, batches);
     const written = this.file.write(buf, start, end - start, position);
-    assert(written === end - start, `short write of ${written} of ${end - start} bytes`, { file: this.logPath, position });
+    if (written !== end - start) assert(false, `short write of ${written} of ${end - start} bytes`, { file: this.logPath, position });
     if (this.size === 0 && batches.length > 0) this.rollingBasedTimestamp = batches[0]!.maxTimestamp;
+    const offsetIndex = this.offsetIndex;
+    const timeIndex = this.timeIndex;
+    offsetIndex.holdWrites();
+    timeIndex.holdWrites();
+    try {
+      this.appendIndexEntries(position, batches);
+    } finally {
+      try {
+        offsetIndex.writeHeld();
+      } finally {
+        timeIndex.writeHeld();
+      }
+    }
+    this.size = position + written;
+    this.preallocation.appended(this.size);
+    this.dirty = true;
+    return position;
+  }
+
+  /** Kafka's LogSegment.append index rule, for batches appended at `position`: at most one entry per batch in each index. */
+  private appendIndexEntries(position: number, batches: readonly AppendedBatchInfo[]): void {
     let p = position;
     for (const b of batches) {
-      if (b.lastOffset - this.baseOffset > 0x7fffffff) {
-        throw new LogtoolError('out-of-range', `offset ${b.lastOffset} overflows segment ${this.baseOffset}`, { file: this.logPath });
-      }
       if (b.maxTimestamp > this.maxTimestampSoFar) {
         this.maxTimestampSoFar = b.maxTimestamp;
         this.offsetOfMaxTimestampSoFar = b.lastOffset;
@@ -214,10 +234,6 @@ export class LogSegment {
       this.bytesSinceLastIndexEntry += b.size;
       p += b.size;
     }
-    this.size = position + written;
-    this.preallocation.appended(this.size);
-    this.dirty = true;
-    return position;
   }
 
   /**
@@ -238,20 +254,26 @@ export class LogSegment {
   }
 
   /**
-   * The append's invariants: whole batches within buf, offsets above everything already in the
-   * segment and increasing from batch to batch, no batch below the segment's base offset.
+   * The append's invariants, checked before anything is written: whole batches within buf,
+   * offsets above everything already in the segment and increasing from batch to batch, no batch
+   * below the segment's base offset nor beyond the 32-bit offsets relative to it. On this path a
+   * message is built only when its check fails (a template string per batch cost more than the
+   * rest of the check).
    */
   private checkAppend(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): void {
     const where = { file: this.logPath, position: this.size };
-    assert(start >= 0 && start <= end && end <= buf.length, `append of bytes [${start}, ${end}) outside a buffer of ${buf.length}`, where);
+    if (!(start >= 0 && start <= end && end <= buf.length)) assert(false, `append of bytes [${start}, ${end}) outside a buffer of ${buf.length}`, where);
     let bytes = 0;
     let prev = this.lastAppendedOffset ?? this.baseOffset - 1;
     for (const b of batches) {
-      assert(b.lastOffset > prev, `batch ending at offset ${b.lastOffset} appended after offset ${prev}: offsets must increase`, where);
+      if (b.lastOffset <= prev) assert(false, `batch ending at offset ${b.lastOffset} appended after offset ${prev}: offsets must increase`, where);
+      if (b.lastOffset - this.baseOffset > 0x7fffffff) {
+        throw new LogtoolError('out-of-range', `offset ${b.lastOffset} overflows segment ${this.baseOffset}`, { file: this.logPath });
+      }
       prev = b.lastOffset;
       bytes += b.size;
     }
-    assert(bytes === end - start, `batches of ${bytes} bytes described for an append of ${end - start}`, where);
+    if (bytes !== end - start) assert(false, `batches of ${bytes} bytes described for an append of ${end - start}`, where);
     this.lastAppendedOffset = prev;
   }
 

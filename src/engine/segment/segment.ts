@@ -1,6 +1,7 @@
 /**
  * One segment: a `.log` with its `.index` and `.timeindex` (Kafka's LogSegment). Appends maintain
- * the sparse indexes by Kafka's rules (kafka-format.md §8); `recover` rebuilds them from the log
+ * the sparse indexes by Kafka's rules (kafka-format.md §8, segment-indexes.ts); lookups start at
+ * an index entry (segment-lookup.ts); `recover` rebuilds the indexes from the log
  * the way Kafka's recovery does (§10.3). Its three files are opened through the descriptor cache
  * (fd-cache.ts) when used: a segment nobody reads or appends to holds no descriptor.
  */
@@ -9,7 +10,7 @@ import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
-import { LazyIndex } from './lazy-index.js';
+import { SegmentIndexes, type AppendedBatchInfo } from './segment-indexes.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
 import { SegmentPreallocation } from './preallocation.js';
@@ -60,8 +61,7 @@ export class LogSegment {
   readonly dir: string;
   readonly logPath: string;
   /** Opened on first use; reopened when recover() rebuilds the files, hence behind getters. */
-  private readonly lazyOffsetIndex: LazyIndex<OffsetIndex>;
-  private readonly lazyTimeIndex: LazyIndex<TimeIndex>;
+  private readonly indexes: SegmentIndexes;
   readonly io: FileIO;
   /** The descriptor cache this segment's files are opened through. */
   readonly fdCache: FileDescriptorCache;
@@ -81,9 +81,6 @@ export class LogSegment {
    * the loader and the roll); in a sealed segment zeros are damage, since a roll trims them.
    */
   zeroTailIsEnd = false;
-  private bytesSinceLastIndexEntry = 0;
-  private maxTimestampSoFar: number;
-  private offsetOfMaxTimestampSoFar: number;
   /** Last offset appended by this process (undefined: not known without a scan; the base bounds it). */
   private lastAppendedOffset: number | undefined;
   /** Max timestamp of the first batch (segment.ms roll reference), loaded lazily. */
@@ -114,25 +111,18 @@ export class LogSegment {
       logFile ??= new CachedFile(this.fdCache, this.logPath, mode, 'w+');
     }
     this.logFile = logFile ?? new CachedFile(this.fdCache, this.logPath, mode);
-    this.lazyOffsetIndex = new LazyIndex(file(INDEX_SUFFIX), (p) => new OffsetIndex({ ...this.indexOptions(), path: p }));
-    this.lazyTimeIndex = new LazyIndex(file(TIME_INDEX_SUFFIX), (p) => new TimeIndex({ ...this.indexOptions(), path: p }));
-    if (opts.snapshotIndexes && !opts.writable) {
-      this.lazyOffsetIndex.snapshotEntries();
-      this.lazyTimeIndex.snapshotEntries();
-      this.releaseIndexes();
-    }
+    this.indexes = new SegmentIndexes({
+      indexPath: file(INDEX_SUFFIX),
+      timeIndexPath: file(TIME_INDEX_SUFFIX),
+      openOffsetIndex: (p) => new OffsetIndex({ ...this.indexOptions(), path: p }),
+      openTimeIndex: (p) => new TimeIndex({ ...this.indexOptions(), path: p }),
+      baseOffset: opts.baseOffset,
+      indexIntervalBytes: opts.indexIntervalBytes,
+      snapshot: opts.snapshotIndexes === true && !opts.writable,
+    });
     this.size = this.logFile.fstat().size;
     this.preallocation = new SegmentPreallocation(this.logFile, opts.writable, this.size);
-    if (opts.writable) {
-      const last = this.timeIndex.lastEntry;
-      this.maxTimestampSoFar = last.timestamp;
-      this.offsetOfMaxTimestampSoFar = last.offset;
-    } else {
-      // A reader of a partition with hundreds of segments must not hold three descriptors per
-      // segment: read-only index files are opened on first use and released after summaries.
-      this.maxTimestampSoFar = -1;
-      this.offsetOfMaxTimestampSoFar = opts.baseOffset;
-    }
+    if (opts.writable) this.indexes.loadMaxTimestamp();
   }
 
   private indexOptions() {
@@ -140,24 +130,22 @@ export class LogSegment {
   }
 
   get offsetIndex(): OffsetIndex {
-    return this.lazyOffsetIndex.get();
+    return this.indexes.offset.get();
   }
   get timeIndex(): TimeIndex {
-    return this.lazyTimeIndex.get();
+    return this.indexes.time.get();
   }
 
   /** Read-only segments: closes the index files (reopened on next use). */
   releaseIndexes(): void {
-    if (this.writable) return;
-    this.lazyOffsetIndex.release();
-    this.lazyTimeIndex.release();
+    if (!this.writable) this.indexes.release();
   }
 
   get indexPath(): string {
-    return this.lazyOffsetIndex.path;
+    return this.indexes.offset.path;
   }
   get timeIndexPath(): string {
-    return this.lazyTimeIndex.path;
+    return this.indexes.time.path;
   }
   /** The `.log`, read through the descriptor cache (each call takes the descriptor for itself). */
   get file(): CachedFile {
@@ -167,12 +155,12 @@ export class LogSegment {
 
   get largestTimestamp(): number {
     if (!this.writable) return this.timeIndex.lastEntry.timestamp;
-    return this.maxTimestampSoFar;
+    return this.indexes.maxTimestampSoFar;
   }
 
   /** Whether the indexes can take another entry (Kafka rolls when either is full). */
   get indexesFull(): boolean {
-    return this.offsetIndex.isFull || this.timeIndex.isFull;
+    return this.indexes.full;
   }
 
   /** Max timestamp of the first batch, or −1 if empty or without timestamps. */
@@ -199,41 +187,11 @@ export class LogSegment {
     const written = this.file.write(buf, start, end - start, position);
     if (written !== end - start) assert(false, `short write of ${written} of ${end - start} bytes`, { file: this.logPath, position });
     if (this.size === 0 && batches.length > 0) this.rollingBasedTimestamp = batches[0]!.maxTimestamp;
-    const offsetIndex = this.offsetIndex;
-    const timeIndex = this.timeIndex;
-    offsetIndex.holdWrites();
-    timeIndex.holdWrites();
-    try {
-      this.appendIndexEntries(position, batches);
-    } finally {
-      try {
-        offsetIndex.writeHeld();
-      } finally {
-        timeIndex.writeHeld();
-      }
-    }
+    this.indexes.append(position, batches);
     this.size = position + written;
     this.preallocation.appended(this.size);
     this.dirty = true;
     return position;
-  }
-
-  /** Kafka's LogSegment.append index rule, for batches appended at `position`: at most one entry per batch in each index. */
-  private appendIndexEntries(position: number, batches: readonly AppendedBatchInfo[]): void {
-    let p = position;
-    for (const b of batches) {
-      if (b.maxTimestamp > this.maxTimestampSoFar) {
-        this.maxTimestampSoFar = b.maxTimestamp;
-        this.offsetOfMaxTimestampSoFar = b.lastOffset;
-      }
-      if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
-        this.offsetIndex.append(b.lastOffset, p);
-        this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
-        this.bytesSinceLastIndexEntry = 0;
-      }
-      this.bytesSinceLastIndexEntry += b.size;
-      p += b.size;
-    }
   }
 
   /**
@@ -314,8 +272,7 @@ export class LogSegment {
     // write per 64 KiB, not one per entry). Not fsynced: the recovery point does not advance
     // past this segment until a flush, so a crash redoes the recovery.
     const paths = { indexPath: this.indexPath, timeIndexPath: this.timeIndexPath };
-    this.lazyOffsetIndex.release();
-    this.lazyTimeIndex.release();
+    this.indexes.release();
     const scanner = this.scanner({ verifyCrc: true, validateOffsets: true });
     let r: ReturnType<typeof scanAndIndex>;
     try {
@@ -324,8 +281,8 @@ export class LogSegment {
       );
     } finally {
       // Reopened at once (the rebuilt files), as writable as before: recover() runs on writable segments only.
-      this.lazyOffsetIndex.get();
-      this.lazyTimeIndex.get();
+      this.indexes.offset.get();
+      this.indexes.time.get();
     }
     const truncatedBytes = this.size - r.validBytes;
     if (truncatedBytes > 0 && opts.truncate !== false) {
@@ -333,9 +290,7 @@ export class LogSegment {
       this.size = r.validBytes;
       this.preallocation.truncated(r.validBytes);
     }
-    this.maxTimestampSoFar = r.maxTimestamp;
-    this.offsetOfMaxTimestampSoFar = r.offsetOfMaxTimestamp;
-    this.bytesSinceLastIndexEntry = 0;
+    this.indexes.recovered(r.maxTimestamp, r.offsetOfMaxTimestamp);
     this.rollingBasedTimestamp = undefined;
     this.lastAppendedOffset = undefined;
     return { validBytes: r.validBytes, truncatedBytes, batches: r.batches, end: r.end, nextOffset: r.nextOffset };
@@ -351,9 +306,7 @@ export class LogSegment {
     if (!this.writable) return;
     this.trimPreallocated();
     this.zeroTailIsEnd = false;
-    if (this.maxTimestampSoFar >= 0) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
-    this.offsetIndex.trimToValidSize();
-    this.timeIndex.trimToValidSize();
+    this.indexes.onBecomeInactive();
   }
 
   /**
@@ -361,8 +314,7 @@ export class LogSegment {
    * the cache, so that no later open of the same names gets one of these files.
    */
   closeDescriptors(): void {
-    this.lazyOffsetIndex.release();
-    this.lazyTimeIndex.release();
+    this.indexes.release();
     this.logFile.renamed(this.logFile.path);
   }
 
@@ -374,14 +326,12 @@ export class LogSegment {
     this.closeDescriptors();
     this.retired = true;
     this.logFile.renamed(this.logPath + suffix);
-    this.lazyOffsetIndex.renamed(suffix);
-    this.lazyTimeIndex.renamed(suffix);
+    this.indexes.renamed(suffix);
   }
 
   /** Re-extends the indexes to their max size (for the active segment after load). */
   resizeIndexes(): void {
-    this.offsetIndex.resize(this.maxIndexBytes);
-    this.timeIndex.resize(this.maxIndexBytes);
+    this.indexes.resize(this.maxIndexBytes);
   }
 
   /** fdatasync of the `.log` only (group commit). */
@@ -402,8 +352,7 @@ export class LogSegment {
 
   /** fdatasync of `.index` and `.timeindex`. */
   flushIndexes(): void {
-    this.offsetIndex.flush();
-    this.timeIndex.flush();
+    this.indexes.flush();
   }
 
   /** Truncates the `.log` to `bytes` and drops index entries past it. */
@@ -411,16 +360,15 @@ export class LogSegment {
     this.file.truncate(bytes);
     this.size = bytes;
     this.preallocation.truncated(bytes);
-    this.offsetIndex.truncateTo(nextOffset);
-    this.timeIndex.truncateTo(nextOffset);
+    this.indexes.truncateTo(nextOffset);
     this.lastAppendedOffset = undefined;
   }
 
   close(): void {
     if (this.closed) return;
     if (this.writable && !this.retired) this.onBecomeInactive();
-    this.lazyOffsetIndex.close();
-    this.lazyTimeIndex.close();
+    this.indexes.offset.close();
+    this.indexes.time.close();
     this.closeLogFile();
   }
 
@@ -444,8 +392,8 @@ export class LogSegment {
         first ??= e;
       }
     };
-    attempt(() => this.lazyOffsetIndex.close());
-    attempt(() => this.lazyTimeIndex.close());
+    attempt(() => this.indexes.offset.close());
+    attempt(() => this.indexes.time.close());
     attempt(() => this.closeLogFile());
     if (first !== undefined) throw first;
   }
@@ -457,10 +405,6 @@ export class LogSegment {
   }
 }
 
-export interface AppendedBatchInfo {
-  size: number;
-  lastOffset: number;
-  maxTimestamp: number;
-}
+export type { AppendedBatchInfo };
 
 export { decodeRecords };

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log, LogSegment, realIO, type LogConfig } from '../../src/api.js';
+import { Log, LogSegment, realIO, type FileIO, type LogConfig } from '../../src/api.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../../src/engine/segment/offset-index.js';
 import { TIME_INDEX_ENTRY_BYTES } from '../../src/engine/segment/time-index.js';
 import { decodeRecords, readInt64 } from '../../src/engine/format/record-batch.js';
@@ -27,6 +27,7 @@ import {
   type SegmentCase,
 } from '../helpers/fixtures.js';
 import { recordArb, T0 } from './arbitraries.js';
+import { pathTrackingIO } from '../helpers/path-io.js';
 
 import { requireFixtures } from '../helpers/fixtures.js';
 requireFixtures(import.meta.url);
@@ -336,25 +337,14 @@ describe('indexes written on append equal the recovery rebuild', () => {
 
 describe('index entries are written once per commit (issue 15)', () => {
   /** Counts write(2) calls per file name (`.index`, `.timeindex`, `.log`) over the real I/O layer. */
-  function countingIO(writes: Map<string, number>): typeof realIO {
-    const paths = new Map<number, string>();
-    return {
-      ...realIO,
-      open(p, flags) {
-        const fd = realIO.open(p, flags);
-        paths.set(fd, p);
-        return fd;
-      },
-      close(fd) {
-        paths.delete(fd);
-        realIO.close(fd);
-      },
+  function countingIO(writes: Map<string, number>): FileIO {
+    return pathTrackingIO((name, base) => ({
       write(fd, buf, offset, length, position) {
-        const ext = path.extname(paths.get(fd) ?? '');
+        const ext = path.extname(name(fd));
         writes.set(ext, (writes.get(ext) ?? 0) + 1);
-        return realIO.write(fd, buf, offset, length, position);
+        return base.write(fd, buf, offset, length, position);
       },
-    };
+    }));
   }
 
   it('a buffered commit of 200 batches makes one write per index, and the indexes equal the rebuild', async () => {

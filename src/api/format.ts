@@ -3,7 +3,7 @@
  * files and their indexes (Kafka's RecordBatch v2, LogSegment, OffsetIndex, TimeIndex). Loads no log,
  * so a command that only reads segment files (dump-index) stays small.
  */
-export { LogtoolError, SymlinkError, ExitCode, type ErrorKind } from '../engine/errors.js';
+export { LogtoolError, InvalidArgumentError, InvalidDirectoryError, SymlinkError, ExitCode, type ErrorKind } from '../engine/errors.js';
 export { realIO, type FileIO, type FileStat } from '../engine/io.js';
 export { encodeBatch, decodeRecords, readBatchHeader, isCrcValid, type RecordInput, type LogRecord, type RecordHeader, type BatchHeader, type Timestamp } from '../engine/format/record-batch.js';
 export { CompressionType, compressionName, registerCodec, type Codec } from '../engine/format/compression.js';

@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { realIO, LogtoolError } from '../api/format.js';
+import { realIO, LogtoolError, InvalidDirectoryError } from '../api/format.js';
 import { Log, type LoadReport } from '../api/log.js';
 import { endDanglingTransactions, isLogtoolProducerId } from '../inspect/transactions.js';
 import { partitionProducerState, DirectoryLock, requireWritableCheckpoints, requireTopicPartition, resolveConfig, loadRememberedConfig, loadLog, type LoadProgress, type PartitionStateChange } from '../inspect/log.js';
@@ -104,6 +104,9 @@ function hasDanglingTransaction(dir: string): boolean {
     void log.close();
   }
 }
+
+/** Errors recover reports as they are (exit 2): they say what is wrong with the command line. */
+const passesThrough = (e: LogtoolError): boolean => e.kind === 'usage' || e.kind === 'invalid-state' || e.kind === 'refused' || e instanceof InvalidDirectoryError;
 
 function describeWarning(w: { file: string; position?: number; message: string }): string {
   return `${w.file}${w.position !== undefined ? ` at byte ${w.position}` : ''}: ${w.message}`;
@@ -233,8 +236,9 @@ Examples:
         result = opts.dryRun ? dryRun(dir, opts, onProgress) : await recoverForReal(dir, opts, onProgress);
       } catch (e) {
         progress.stop();
-        // Any failure to recover is operational (exit 1); only a bad command line stays a usage error.
-        if (e instanceof LogtoolError && e.kind !== 'usage') throw new LogtoolError('io', `recovery failed: ${e.message}`, { file: e.file, position: e.position }, { cause: e });
+        // Any failure to recover is operational (exit 1); only a bad command line stays a usage error:
+        // the command's own, a directory the engine cannot use, a refusal of the log's state.
+        if (e instanceof LogtoolError && !passesThrough(e)) throw new LogtoolError('io', `recovery failed: ${e.message}`, { file: e.file, position: e.position }, { cause: e });
         throw e;
       }
       progress.stop();

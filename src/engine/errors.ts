@@ -9,7 +9,7 @@ export const ExitCode = {
   ok: 0,
   /** I/O failure, lock held by another process, missing directory. */
   operational: 1,
-  /** Bad command line. */
+  /** Bad command line; also API misuse (kinds invalid-argument, invalid-state, refused). */
   usage: 2,
   /** Corruption, index mismatch, or anything repaired/repairable in the data. */
   data: 3,
@@ -17,9 +17,20 @@ export const ExitCode = {
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 export type ErrorKind =
+  /** A bad command line: the CLI's kind only (src/commands, program.ts); the engine never raises it. */
   | 'usage'
-  /** The library was called with an option or property value it cannot work with (API misuse). */
+  /** The library was called with an option, property or directory it cannot work with (API misuse). */
   | 'invalid-argument'
+  /**
+   * An operation the object's current state refuses: a read-only log, an ended or rolled-back
+   * transaction, a compaction already running, a take transaction already open.
+   */
+  | 'invalid-state'
+  /**
+   * What Kafka itself refuses a producer: a fenced epoch, an out-of-order sequence, an abort of a
+   * transaction that is not open. Nothing was written.
+   */
+  | 'refused'
   | 'io'
   | 'lock'
   | 'not-found'
@@ -34,6 +45,8 @@ export type ErrorKind =
 const exitCodeByKind: Record<ErrorKind, ExitCodeValue> = {
   usage: ExitCode.usage,
   'invalid-argument': ExitCode.usage,
+  'invalid-state': ExitCode.usage,
+  refused: ExitCode.usage,
   io: ExitCode.operational,
   lock: ExitCode.operational,
   'not-found': ExitCode.operational,
@@ -93,6 +106,19 @@ export class InvalidArgumentError extends LogtoolError {
     super('invalid-argument', message, where);
     this.name = 'InvalidArgumentError';
     this.options = options;
+  }
+}
+
+/**
+ * A directory the API cannot work with (kind `invalid-argument`, `options` the parameter: `dir`,
+ * `logDirs`): not a directory, not named as Kafka names partitions, a log directory where a
+ * partition directory is needed or the reverse, one partition named by two directories. `file` is
+ * the directory.
+ */
+export class InvalidDirectoryError extends InvalidArgumentError {
+  constructor(message: string, file: string, option: 'dir' | 'logDirs' = 'dir') {
+    super([option], message, { file });
+    this.name = 'InvalidDirectoryError';
   }
 }
 

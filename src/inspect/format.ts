@@ -9,5 +9,5 @@ export { decodeEntryRecords, entryRecords } from '../engine/format/entry-records
 export { ControlType, HEADER_PROBE_BYTES, LOG_OVERHEAD, MIN_ENTRY_SIZE, controlTypeOf, exactMaxTimestamp, hasDeleteHorizon, isControl, isTransactional, readInt64, timestampTypeOf, toTimestamp } from '../engine/format/record-batch.js';
 export { type LegacyRecordWithMetadata, decodeLegacyEntryWithMetadata } from '../engine/format/legacy.js';
 export { describeScanEnd, entryBytes } from '../engine/segment/file-records.js';
-export { InvalidArgumentError } from '../engine/errors.js';
+export { InvalidArgumentError, InvalidDirectoryError } from '../engine/errors.js';
 export { type IndexDifference, type IndexScanResult, rebuildSegmentIndexes, verifySegmentIndexFiles } from '../engine/recovery/index-rebuilder.js';

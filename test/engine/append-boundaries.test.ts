@@ -35,8 +35,8 @@ describe('Log.roll', () => {
     const log = Log.open(dir);
     await log.append([rec('a'), rec('b'), rec('c')]);
     const bytes = fs.readFileSync(path.join(dir, segmentFileName(0, '.log')));
-    expectRefused(() => log.roll(0), 'usage', /below the log end offset 3/);
-    expectRefused(() => log.roll(2), 'usage', /below the log end offset 3/);
+    expectRefused(() => log.roll(0), 'invalid-argument', /below the log end offset 3/);
+    expectRefused(() => log.roll(2), 'invalid-argument', /below the log end offset 3/);
     expect(log.segments.map((s) => s.baseOffset)).toEqual([0]);
     expect(fs.readFileSync(path.join(dir, segmentFileName(0, '.log')))).toEqual(bytes);
     // Still usable, offsets continue.
@@ -52,11 +52,11 @@ describe('Log.roll', () => {
     const log = Log.open(dir);
     await log.append([rec('a')]);
     log.roll();
-    expectRefused(() => log.roll(), 'usage', /segment 00000000000000000001\.log already starts there/);
+    expectRefused(() => log.roll(), 'invalid-state', /segment 00000000000000000001\.log already starts there/);
     expect(log.segments.map((s) => s.baseOffset)).toEqual([0, 1]);
     await log.append([rec('b')]);
     // Above the log end offset the next record (offset 2) would land below the segment's base.
-    expectRefused(() => log.roll(5), 'usage', /above the log end offset 2/);
+    expectRefused(() => log.roll(5), 'invalid-argument', /above the log end offset 2/);
     log.roll(2);
     await log.append([rec('c')]);
     expect(log.segments.map((s) => s.baseOffset)).toEqual([0, 1, 2]);

@@ -290,6 +290,6 @@ describe('Log: flush modes, crash and reopen', () => {
 
   it('a directory not named topic-N is refused for writing', () => {
     const dir = path.join(makeTempDir(), 'nopartition');
-    expect(() => Log.open(dir)).toThrow(expect.objectContaining({ kind: 'usage' }));
+    expect(() => Log.open(dir)).toThrow(expect.objectContaining({ kind: 'invalid-argument', name: 'InvalidDirectoryError' }));
   });
 });

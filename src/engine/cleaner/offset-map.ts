@@ -10,7 +10,7 @@
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 
 export const OFFSET_MAP_HASH_BYTES = 16;
 export const OFFSET_MAP_ENTRY_BYTES = OFFSET_MAP_HASH_BYTES + 8;
@@ -115,7 +115,7 @@ export class OffsetMap {
   constructor(memoryBytes: number, loadFactor = DEFAULT_LOAD_FACTOR) {
     const slots = Math.floor(memoryBytes / OFFSET_MAP_ENTRY_BYTES);
     if (!Number.isSafeInteger(slots) || slots < 2 || slots > 0x7fffffff) {
-      throw new LogtoolError('usage', `the offset map needs between 48 bytes and ${0x7fffffff * OFFSET_MAP_ENTRY_BYTES} bytes, not ${memoryBytes}`);
+      throw new InvalidArgumentError(['memoryBytes'], `the offset map needs between 48 bytes and ${0x7fffffff * OFFSET_MAP_ENTRY_BYTES} bytes, not ${memoryBytes}`);
     }
     this.slots = slots;
     this.loadFactor = loadFactor;

@@ -5,7 +5,7 @@
  * flush/group-commit.ts's decision; docs/durability.md says what each acknowledgement promises.
  */
 import type { FlushMode, LogConfig } from '../config.js';
-import { LogtoolError, assert } from '../errors.js';
+import { InvalidArgumentError, LogtoolError, assert } from '../errors.js';
 import type { AppendedBatchInfo } from '../segment/segment.js';
 import { encodeRecordBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type EncodedBatch, type RecordInput } from '../format/record-batch.js';
 import { validateClientBatch } from '../format/batch-validator.js';
@@ -113,7 +113,7 @@ export class AppendPath {
   /** Log.append: encodes the records as one batch at the log end offset and appends it. */
   append(records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> {
     this.host.ensureWritable();
-    if (records.length === 0) throw new LogtoolError('usage', 'append needs at least one record');
+    if (records.length === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
     const encodeOpts: EncodeBatchOptions = {
       baseOffset: this.nextOffset,
       compression: options.compression,
@@ -175,7 +175,7 @@ export class AppendPath {
     this.host.ensureWritable();
     const dir = this.host.dir;
     if (batch.length < 61 || batch[16] !== 2 || batch.readInt32BE(8) + LOG_OVERHEAD !== batch.length) {
-      throw new LogtoolError('usage', 'appendEncoded takes exactly one v2 record batch');
+      throw new InvalidArgumentError(['batch'], 'appendEncoded takes exactly one v2 record batch');
     }
     this.checkSize(batch.length);
     validateClientBatch(batch, { file: dir, allowControl: options.control === true, logAppendTime: options.logAppendTime === true });

@@ -60,7 +60,7 @@ export class LogMaintenance {
   /** A log its LogManager schedules takes no timer of its own (no double scheduling). */
   private refuseOwnSchedule(): void {
     this.hooks.ensureWritable();
-    if (this.hooks.scheduledByOwner) throw new LogtoolError('usage', "this log's retention and cleaner run on its LogManager's schedule", { file: this.log.dir });
+    if (this.hooks.scheduledByOwner) throw new LogtoolError('invalid-state', "this log's retention and cleaner run on its LogManager's schedule", { file: this.log.dir });
   }
 
   /** A compaction is running. */
@@ -145,7 +145,7 @@ export class LogMaintenance {
 
   /** Runs one compaction, refusing a second while one runs; quiesce() waits for it. */
   private compactOnce(run: () => Promise<CleanReport>): Promise<CleanReport> {
-    if (this.cleaning) throw new LogtoolError('usage', 'a compaction of this log is already running', { file: this.log.dir });
+    if (this.cleaning) throw new LogtoolError('invalid-state', 'a compaction of this log is already running', { file: this.log.dir });
     this.cleaning = true;
     const running = (async () => {
       try {

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { realIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { InvalidDirectoryError, LogtoolError } from '../errors.js';
 import { resolveConfig } from '../config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition } from './topic-partition.js';
 import { DirectoryLock } from './lock.js';
@@ -27,7 +27,7 @@ export function openPartition<L>(dir: string, options: LogOptions, construct: (i
   let tp = parseTopicPartition(resolved);
   let lock: DirectoryLock | undefined;
   const st = io.stat(resolved);
-  if (st && !st.isDirectory) throw new LogtoolError('usage', 'not a directory (give a partition directory such as mytopic-0)', { file: dir });
+  if (st && !st.isDirectory) throw new InvalidDirectoryError('not a directory (give a partition directory such as mytopic-0)', dir);
   if (readOnly) {
     if (!st) throw new LogtoolError('not-found', 'no such directory', { file: dir });
   } else {

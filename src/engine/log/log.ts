@@ -16,17 +16,15 @@ import type { LogSegment } from '../segment/segment.js';
 import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import type { LoadReport } from '../recovery/loader.js';
-import { emptyFlushStats, type FlushPipeline, type FlushStats } from '../flush/group-commit.js';
+import { emptyFlushStats, type FlushStats } from '../flush/group-commit.js';
 import { LogReader, type ReadOptions } from './log-reader.js';
 import { LogSegments } from './log-segments.js';
 import { openPartition } from './log-open.js';
 import { PartitionCheckpoints } from './log-checkpoints.js';
 import { abandonLog, closeLog, closingView, type ClosingLog } from './log-close.js';
-import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
+import type { AppendOptions, AppendResult } from './append-path.js';
 import { ProducerAppends } from './producer-appends.js';
-import type { Roller } from './roll.js';
-import type { LogFlusher } from './log-flush.js';
-import { wireLogWriteSide, writePositions } from './write-side.js';
+import { wireLogWriteSide, writePositions, type WriteSide } from './write-side.js';
 import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
 import { readOnlyOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
@@ -51,17 +49,15 @@ export class Log {
   readonly readOnly: boolean;
   logStartOffset: number;
   private readonly segmentList: LogSegments;
-  private readonly appender: AppendPath;
+  /** The append path, roller, flush glue and flush pipeline, wired together (write-side.ts). */
+  private readonly writeSide: WriteSide;
   /** The idempotence guard and producer snapshots (producer-appends.ts). */
   private readonly producers: ProducerAppends;
-  private readonly roller: Roller;
-  private readonly flusher: LogFlusher;
   private readonly changes: SegmentChanges;
   private readonly maintenance: LogMaintenance;
   private readonly checkpoints: PartitionCheckpoints;
   private readonly lock: DirectoryLock | undefined;
   private readonly ownFiles: FileDescriptorCache | undefined;
-  private readonly pipeline: FlushPipeline | undefined;
   private closed = false;
   private readonly onWarning: (w: LogWarning) => void;
   readonly loadReport: LoadReport;
@@ -81,9 +77,8 @@ export class Log {
     this.onWarning = init.onWarning;
     this.loadReport = init.loadReport;
     this.producers = new ProducerAppends(this, () => this.ensureWritable(), this.readOnly, init.recoveryPoint);
-    const writeSide = wireLogWriteSide(this, this.segmentList, () => this.ensureWritable(), this.checkpoints, this.producers.snapshots, init);
-    ({ appender: this.appender, roller: this.roller, flusher: this.flusher, pipeline: this.pipeline } = writeSide);
-    this.changes = segmentChangesOf(this, this.segmentList, this.flusher);
+    this.writeSide = wireLogWriteSide(this, this.segmentList, () => this.ensureWritable(), this.checkpoints, this.producers.snapshots, init);
+    this.changes = segmentChangesOf(this, this.segmentList, this.writeSide.flusher);
     this.maintenance = new LogMaintenance(this, { ensureWritable: () => this.ensureWritable(), scheduledByOwner: init.scheduledByOwner === true, keepDirFor: (d) => this.changes.keepDirFor(d) });
     this.maintenance.startOwnSchedule(init.retentionCheckIntervalMs, init.cleanerCheckIntervalMs);
   }
@@ -104,23 +99,23 @@ export class Log {
 
   /** Offset the next record will get (Kafka's log end offset, counting buffered appends). */
   get nextOffset(): number {
-    return this.appender.nextOffset;
+    return this.writeSide.appender.nextOffset;
   }
 
   /** Written (accepted), committed (in the file) and flushed (durable) positions; docs/durability.md. */
   positions(): LogPositions {
-    return writePositions({ appender: this.appender, flusher: this.flusher }, this.segmentList, this.checkpoints);
+    return writePositions(this.writeSide, this.segmentList, this.checkpoints);
   }
 
   /** Counters of the flush pipeline (fsyncs, group commits, timeouts …). */
   get flushStats(): FlushStats {
-    return this.pipeline?.stats ?? emptyFlushStats();
+    return this.writeSide.pipeline?.stats ?? emptyFlushStats();
   }
 
   private ensureWritable(): void {
     if (this.closed) throw new LogtoolError('closed', 'log is closed', { file: this.dir });
-    if (this.readOnly) throw new LogtoolError('usage', 'log was opened read-only', { file: this.dir });
-    if (this.appender.failure) throw this.appender.failure;
+    if (this.readOnly) throw new LogtoolError('invalid-state', 'log was opened read-only', { file: this.dir });
+    if (this.writeSide.appender.failure) throw this.writeSide.appender.failure;
   }
 
   /**
@@ -128,7 +123,7 @@ export class Log {
    * resolves when the batch is acknowledged under the flush mode (see AppendResult.status).
    */
   append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
-    return this.producers.append(this.appender, records, options);
+    return this.producers.append(this.writeSide.appender, records, options);
   }
 
   /**
@@ -150,7 +145,7 @@ export class Log {
    * LogAppendTime.
    */
   appendEncoded(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
-    return this.producers.appendEncoded(this.appender, batch, options);
+    return this.producers.appendEncoded(this.writeSide.appender, batch, options);
   }
 
   /**
@@ -160,9 +155,9 @@ export class Log {
    * acknowledged data, above it the next records would fall below the segment's base. The new
    * `.log` is created exclusively, never reopened for truncation.
    */
-  roll(newBaseOffset = this.appender.committedNextOffset): LogSegment {
+  roll(newBaseOffset = this.writeSide.appender.committedNextOffset): LogSegment {
     // Not ensureWritable: close() commits the write buffer, which may roll, after `closed` is set.
-    return this.roller.roll(newBaseOffset);
+    return this.writeSide.roller.roll(newBaseOffset);
   }
 
   /** Persists the log start offset (only when above the first segment's base, as Kafka does). */
@@ -188,7 +183,7 @@ export class Log {
    */
   async flush(opts: { checkpoint?: boolean } = {}): Promise<void> {
     this.ensureWritable();
-    await this.pipeline!.flushNow({ thorough: opts.checkpoint !== false });
+    await this.writeSide.pipeline!.flushNow({ thorough: opts.checkpoint !== false });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -228,7 +223,7 @@ export class Log {
    * With dryRun nothing changes (works on a read-only log too).
    */
   applyRetention(opts: RetentionOptions = {}): RetentionReport {
-    return this.changes.applyRetention(this.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
+    return this.changes.applyRetention(this.writeSide.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
   }
 
   /**
@@ -237,7 +232,7 @@ export class Log {
    * below it. Reads below the log start offset fail from then on.
    */
   deleteRecordsBefore(offset: number, opts: Omit<RetentionOptions, 'retentionMs' | 'retentionBytes'> = {}): RetentionReport {
-    return this.changes.deleteRecordsBefore(offset, this.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
+    return this.changes.deleteRecordsBefore(offset, this.writeSide.appender.endForRetention(opts.dryRun, { readOnly: this.readOnly, closed: this.closed }), opts);
   }
 
   /** Removes now every `.deleted` file still waiting for file.delete.delay.ms. */
@@ -364,7 +359,8 @@ export class Log {
 
   /** What close and abandon work on (log-close.ts): the parts, and live views of the state. */
   private closing(): ClosingLog {
-    const { maintenance, pipeline, flusher, changes, lock, ownFiles, appender } = this;
+    const { maintenance, changes, lock, ownFiles } = this;
+    const { pipeline, flusher, appender } = this.writeSide;
     return closingView(this, {
       maintenance, pipeline, flusher, changes, lock, ownFiles, appender,
       markClosed: () => (this.closed = true),

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { FileIO } from '../io.js';
-import { LogtoolError, assert } from '../errors.js';
+import { InvalidArgumentError, LogtoolError, assert } from '../errors.js';
 import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment } from '../segment/segment.js';
 import type { LogSegments } from './log-segments.js';
@@ -70,16 +70,16 @@ export class Roller {
   roll(newBaseOffset = this.host.committedEndOffset()): LogSegment {
     const { io, dir, config, segments } = this.host;
     const leo = this.host.committedEndOffset();
-    if (this.host.readOnly) throw new LogtoolError('usage', 'log was opened read-only', { file: dir });
+    if (this.host.readOnly) throw new LogtoolError('invalid-state', 'log was opened read-only', { file: dir });
     if (!Number.isSafeInteger(newBaseOffset) || newBaseOffset < leo) {
-      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: it is below the log end offset ${leo}`, { file: dir });
+      throw new InvalidArgumentError(['newBaseOffset'], `cannot roll to offset ${newBaseOffset}: it is below the log end offset ${leo}`, { file: dir });
     }
     if (newBaseOffset > leo) {
-      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: it is above the log end offset ${leo}, so the next records would fall below the segment's base`, { file: dir });
+      throw new InvalidArgumentError(['newBaseOffset'], `cannot roll to offset ${newBaseOffset}: it is above the log end offset ${leo}, so the next records would fall below the segment's base`, { file: dir });
     }
     const existing = segments.at(newBaseOffset);
     if (existing) {
-      throw new LogtoolError('usage', `cannot roll to offset ${newBaseOffset}: segment ${path.basename(existing.logPath)} already starts there`, { file: dir });
+      throw new LogtoolError('invalid-state', `cannot roll to offset ${newBaseOffset}: segment ${path.basename(existing.logPath)} already starts there`, { file: dir });
     }
     const old = segments.active;
     // Offsets across segments: everything in the sealed segment lies below the new base.

@@ -1,6 +1,6 @@
 /** Partition directory names: `<topic>-<partition>` (kafka-format.md §5.2). */
 import path from 'node:path';
-import { InvalidArgumentError, LogtoolError } from '../errors.js';
+import { InvalidArgumentError, InvalidDirectoryError } from '../errors.js';
 
 export interface TopicPartition {
   topic: string;
@@ -23,10 +23,9 @@ export function parseTopicPartition(dir: string): TopicPartition | undefined {
 export function requireTopicPartition(dir: string): TopicPartition {
   const tp = parseTopicPartition(dir);
   if (!tp) {
-    throw new LogtoolError(
-      'usage',
+    throw new InvalidDirectoryError(
       `a partition directory must be named <topic>-<partition> as Kafka names them (for example ${path.basename(dir) || 'mylog'}-0); topic names use [a-zA-Z0-9._-]`,
-      { file: dir },
+      dir,
     );
   }
   return tp;
@@ -38,18 +37,18 @@ export function hasLeadingZeros(dir: string): boolean {
   return /-0\d+$/.test(name);
 }
 
-/** logtool creates only Kafka's canonical name (`t-1`, never `t-01`): a usage error otherwise. */
+/** logtool creates only Kafka's canonical name (`t-1`, never `t-01`): an InvalidDirectoryError otherwise. */
 export function requireCanonicalNameToCreate(dir: string, tp: TopicPartition): void {
   if (hasLeadingZeros(dir)) {
-    throw new LogtoolError('usage', `will not create a partition directory with leading zeros; Kafka names partition ${tp.partition} of ${tp.topic} ${tp.topic}-${tp.partition}`, { file: dir });
+    throw new InvalidDirectoryError(`will not create a partition directory with leading zeros; Kafka names partition ${tp.partition} of ${tp.topic} ${tp.topic}-${tp.partition}`, dir);
   }
 }
 
 /**
  * Checkpoints key a partition by `<topic> <partition number>`, so `t-1`, `t-01` and `t-000000001`
  * in one log directory would share (and overwrite) one recovery point and log start offset. Such a
- * directory is used only if it is the one directory there naming its partition: otherwise a usage
- * error naming both. `siblings` are the names in the log directory.
+ * directory is used only if it is the one directory there naming its partition: otherwise an
+ * InvalidDirectoryError naming both. `siblings` are the names in the log directory.
  */
 export function requireUnambiguousPartition(dir: string, tp: TopicPartition, siblings: readonly string[]): void {
   const own = path.basename(path.resolve(dir));
@@ -57,10 +56,9 @@ export function requireUnambiguousPartition(dir: string, tp: TopicPartition, sib
     if (name === own) continue;
     const other = parseTopicPartition(name);
     if (other && other.topic === tp.topic && other.partition === tp.partition) {
-      throw new LogtoolError(
-        'usage',
+      throw new InvalidDirectoryError(
         `${own} and ${name} both name partition ${tp.partition} of topic ${tp.topic} and would share its checkpoint entries; keep one (Kafka's name is ${tp.topic}-${tp.partition})`,
-        { file: path.join(path.dirname(path.resolve(dir)), name) },
+        path.join(path.dirname(path.resolve(dir)), name),
       );
     }
   }

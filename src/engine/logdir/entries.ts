@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { realIO, type FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { InvalidDirectoryError, LogtoolError } from '../errors.js';
 import { hasLeadingZeros, parseTopicPartition, type TopicPartition } from '../log/topic-partition.js';
 import {
   CLEAN_SHUTDOWN_FILE,
@@ -85,7 +85,7 @@ export function isBrokerLogDir(dir: string, io: FileIO = realIO): boolean {
 export function listLogDir(dir: string, io: FileIO = realIO): LogDirEntry[] {
   const st = io.stat(dir);
   if (!st) throw new LogtoolError('not-found', 'no such directory', { file: dir });
-  if (!st.isDirectory) throw new LogtoolError('usage', 'not a directory', { file: dir });
+  if (!st.isDirectory) throw new InvalidDirectoryError('not a directory', dir);
   const out: LogDirEntry[] = [];
   for (const name of io.readdir(dir)) {
     const s = io.stat(path.join(dir, name));
@@ -131,7 +131,7 @@ export function logDirTarget(given: string, io: FileIO = realIO): LogDirTarget {
   const entries = listLogDir(given, io);
   const partitions = entries.filter((e) => e.kind === 'partition');
   if (partitions.length === 0 && !entries.some(isKafkaEntry)) {
-    throw new LogtoolError('usage', 'not a log directory: it holds no partition directories (<topic>-<partition>) and no Kafka files', { file: given });
+    throw new InvalidDirectoryError('not a log directory: it holds no partition directories (<topic>-<partition>) and no Kafka files', given);
   }
   return { logDir: given, single: false, entries, partitions };
 }

@@ -1,7 +1,7 @@
 /**
  * Kafka's LogManager (core/src/main/scala/kafka/log/LogManager.scala) over one or more log
- * directories (`log.dirs`): per directory it validates (or creates) it, takes the broker lock
- * (broker-lock.ts), checks that the shared checkpoints can be read (dir-checkpoints.ts), and loads
+ * directories (`log.dirs`): per directory it validates (or creates) it (log-dir-validation.ts),
+ * takes the broker lock (broker-lock.ts), checks that the shared checkpoints can be read (dir-checkpoints.ts), and loads
  * every partition with a bounded pool (Kafka's num.recovery.threads.per.data.dir). The
  * clean-shutdown marker is read once per directory and written on close by clean-shutdown.ts's
  * rule (the manager opens every partition, so it may vouch for the directory).
@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { realIO, removeTree, type FileIO } from '../io.js';
-import { LogtoolError } from '../errors.js';
+import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { Log, type LogOptions } from '../log/log.js';
 import { DirectoryLock } from '../log/lock.js';
 import { FileDescriptorCache } from '../segment/fd-cache.js';
@@ -28,8 +28,9 @@ import type { LogWarning } from '../log/log-types.js';
 import type { LogConfig } from '../config.js';
 import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, tpKey } from '../checkpoint.js';
 import { BrokerLock } from './broker-lock.js';
-import { readDirCheckpoint, requireWritableCheckpoints, updateDirCheckpoint } from './dir-checkpoints.js';
-import { classifyEntry, isBrokerLogDir, isKafkaEntry, listLogDir, type LogDirEntry } from './entries.js';
+import { requireWritableCheckpoints, updateDirCheckpoint } from './dir-checkpoints.js';
+import type { LogDirEntry } from './entries.js';
+import { partitionNamesByKey, planPartitions, readDirectorySnapshot, validateLogDir } from './log-dir-validation.js';
 import { loadOnWorkers, recoversOnWorkers } from './pooled-load.js';
 import { ManagerSchedule, type ScheduleEvent, type ScheduleIntervals } from './manager-schedule.js';
 import { ManagerWork } from './manager-work.js';
@@ -87,27 +88,13 @@ interface DirState {
 }
 
 function requirePartitionNumber(partition: number): void {
-  if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0x7fffffff) throw new LogtoolError('usage', `invalid partition number ${partition}`);
+  if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0x7fffffff) throw new LogtoolError('invalid-argument', `invalid partition number ${partition}`);
 }
 
 /** Kafka's LocalLog.logDeleteDirName: `<topic>-<partition>.<uuid without dashes>-delete`, the topic cut to keep 255 characters. */
 export function deleteDirName(topic: string, partition: number): string {
   const suffix = `-${partition}.${randomUUID().replaceAll('-', '')}-delete`;
   return `${topic.slice(0, Math.min(topic.length, 255 - suffix.length))}${suffix}`;
-}
-
-/**
- * The directory's names and its two checkpoints, read once for all its partitions (Kafka's
- * LogManager reads each checkpoint once per directory). undefined when a checkpoint does not
- * parse: a reader's loads then read and report it themselves (a writer stopped before).
- */
-function readDirectorySnapshot(io: FileIO, dir: string): LoadOptions['directory'] {
-  try {
-    return { names: [], recoveryPoints: readDirCheckpoint(io, dir, RECOVERY_POINT_CHECKPOINT), logStartOffsets: readDirCheckpoint(io, dir, LOG_START_OFFSET_CHECKPOINT) };
-  } catch (e) {
-    if (e instanceof LogtoolError && e.kind === 'corrupt') return undefined;
-    throw e;
-  }
 }
 
 export class LogManager {
@@ -131,17 +118,17 @@ export class LogManager {
 
   /** Opens every log directory and loads every partition in them (see the file comment). */
   static async open(logDirs: readonly string[], options: LogManagerOptions = {}): Promise<LogManager> {
-    if (logDirs.length === 0) throw new LogtoolError('usage', 'give at least one log directory');
+    if (logDirs.length === 0) throw new InvalidArgumentError(['logDirs'], 'give at least one log directory');
     const io = options.io ?? realIO;
     const threads = options.recoveryThreadsPerDataDir ?? 2;
-    if (!Number.isSafeInteger(threads) || threads < 1) throw new LogtoolError('usage', `recoveryThreadsPerDataDir must be a positive integer, not ${threads}`);
+    if (!Number.isSafeInteger(threads) || threads < 1) throw new InvalidArgumentError(['recoveryThreadsPerDataDir'], `recoveryThreadsPerDataDir must be a positive integer, not ${threads}`);
     const resolved = [...new Set(logDirs.map((d) => path.resolve(d)))];
     const states: DirState[] = [];
     const manager = new LogManager(states, options, io);
     try {
       for (const dir of resolved) states.push(await manager.openDir(dir));
       const seen = new Map<string, string>();
-      const plans = states.map((s) => manager.planDir(s, seen));
+      const plans = states.map((s) => planPartitions(io, s.dir, seen));
       for (let i = 0; i < states.length; i++) await manager.loadDir(states[i]!, plans[i]!, threads);
       manager.startSchedule();
     } catch (e) {
@@ -154,23 +141,7 @@ export class LogManager {
   /** Validates (or creates) one log directory and, for writing, takes its broker lock. */
   private async openDir(dir: string): Promise<DirState> {
     const { io, options } = this;
-    const st = io.stat(dir);
-    let created = false;
-    if (st && !st.isDirectory) throw new LogtoolError('usage', 'not a directory', { file: dir });
-    if (!st) {
-      if (options.readOnly || options.create === false) throw new LogtoolError('not-found', 'no such log directory', { file: dir });
-      if (classifyEntry(path.basename(dir), true).kind === 'partition') throw new LogtoolError('usage', 'will not create a log directory named like a partition directory (<topic>-<partition>)', { file: dir });
-      io.mkdirp(dir);
-      io.syncDir(path.dirname(dir));
-      created = true;
-    }
-    const isBroker = isBrokerLogDir(dir, io);
-    const entries = listLogDir(dir, io);
-    // Kafka's rule: a name of the form <topic>-<partition> is a partition directory.
-    if (!isBroker && classifyEntry(path.basename(dir), true).kind === 'partition' && !entries.some((e) => e.kind === 'partition')) {
-      throw new LogtoolError('usage', 'this is a partition directory (named <topic>-<partition>); give the log directory that holds it', { file: dir });
-    }
-    if (options.readOnly && !entries.some(isKafkaEntry)) throw new LogtoolError('usage', 'not a log directory: it holds no partitions and no Kafka files', { file: dir });
+    const { created, isBroker, entries } = validateLogDir(io, dir, options);
     const state: DirState = { dir, snapshot: undefined, namesByPartition: new Map(), lock: undefined, writerLock: undefined, isBroker, partitions: new Set() };
     if (!options.readOnly) {
       state.lock = await BrokerLock.acquire(dir, io, { create: created });
@@ -185,12 +156,7 @@ export class LogManager {
       }
     }
     state.snapshot = readDirectorySnapshot(io, dir);
-    for (const name of io.readdir(dir)) {
-      const tp = parseTopicPartition(name);
-      if (!tp) continue;
-      const key = tpKey(tp.topic, tp.partition);
-      state.namesByPartition.set(key, [...(state.namesByPartition.get(key) ?? []), name]);
-    }
+    state.namesByPartition = partitionNamesByKey(io, dir);
     return state;
   }
 
@@ -198,19 +164,6 @@ export class LogManager {
   private finishInterruptedDeletions(dir: string, entries: LogDirEntry[]): void {
     for (const e of entries) if (e.kind === 'delete' && e.isDirectory) removeTree(this.io, path.join(dir, e.name));
     if (entries.some((e) => e.kind === 'delete' && e.isDirectory)) this.io.syncDir(dir);
-  }
-
-  /** The partitions of one directory, refusing one that another directory holds too. */
-  private planDir(state: DirState, seen: Map<string, string>): LogDirEntry[] {
-    const parts = listLogDir(state.dir, this.io).filter((e) => e.kind === 'partition' && e.topicPartition);
-    for (const e of parts) {
-      const key = tpKey(e.topicPartition!.topic, e.topicPartition!.partition);
-      const here = path.join(state.dir, e.name);
-      const other = seen.get(key);
-      if (other !== undefined) throw new LogtoolError('usage', `partition ${e.name} is in two log directories: ${other} and ${here}; Kafka keeps a partition in one`, { file: here });
-      seen.set(key, here);
-    }
-    return parts;
   }
 
   /**
@@ -329,7 +282,7 @@ export class LogManager {
 
   private ensureWritable(): void {
     if (this.closed) throw new LogtoolError('closed', 'the log manager is closed');
-    if (this.options.readOnly) throw new LogtoolError('usage', 'the log manager was opened read-only');
+    if (this.options.readOnly) throw new LogtoolError('invalid-state', 'the log manager was opened read-only');
   }
 
   /**

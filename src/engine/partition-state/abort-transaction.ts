@@ -62,18 +62,18 @@ export function endTxnMarkerRecord(type: number, coordinatorEpoch: number, times
 }
 
 /**
- * The producer's state and the marker's producer epoch, or a usage error naming `dir` when there is
- * nothing to abort (commands check this on a read-only open first, so a refusal writes nothing).
+ * The producer's state and the marker's producer epoch, or a `refused` error naming `dir` when there is
+ * nothing to abort (an epoch beyond int16: `invalid-argument`) (commands check this on a read-only open first, so a refusal writes nothing).
  */
 export function abortTarget(state: ProducerStateManager, opts: AbortOptions, dir: string): { p: ProducerState; producerEpoch: number } {
   const p = state.producers.get(opts.producerId);
   if (!p || p.txnFirst < 0) {
     const open = state.openTransactions().map((t) => t.producerId);
-    throw new LogtoolError('usage', `producer ${opts.producerId} has no open transaction in this partition (open: ${open.length > 0 ? open.join(', ') : 'none'})`, { file: dir });
+    throw new LogtoolError('refused', `producer ${opts.producerId} has no open transaction in this partition (open: ${open.length > 0 ? open.join(', ') : 'none'})`, { file: dir });
   }
   const producerEpoch = opts.producerEpoch ?? p.epoch;
   if (producerEpoch < p.epoch || producerEpoch > 0x7fff)
-    throw new LogtoolError('usage', `producer epoch ${producerEpoch} is ${producerEpoch < p.epoch ? `older than the producer's current epoch ${p.epoch} (Kafka fences it)` : 'beyond int16'}`, { file: dir });
+    throw new LogtoolError(producerEpoch < p.epoch ? 'refused' : 'invalid-argument', `producer epoch ${producerEpoch} is ${producerEpoch < p.epoch ? `older than the producer's current epoch ${p.epoch} (Kafka fences it)` : 'beyond int16'}`, { file: dir });
   return { p, producerEpoch };
 }
 

@@ -32,12 +32,12 @@ const lastSeqOf = (b: IdempotentBatch) => (b.baseSequence + b.count - 1) % 0x800
 
 /**
  * The duplicate batch this one retries (its original offsets), or undefined when it is to be
- * appended; a LogtoolError ('usage') naming `dir` when Kafka would refuse it.
+ * appended; a LogtoolError ('refused') naming `dir` when Kafka would refuse it.
  */
 export function checkIdempotentBatch(state: ProducerStateManager, b: IdempotentBatch, dir: string): BatchMetadata | undefined {
   const p = state.producers.get(b.producerId);
   if (!p) return undefined;
-  const refuse = (why: string) => new LogtoolError('usage', `producer ${b.producerId}: ${why}; nothing was appended`, { file: dir });
+  const refuse = (why: string) => new LogtoolError('refused', `producer ${b.producerId}: ${why}; nothing was appended`, { file: dir });
   if (b.producerEpoch < p.epoch) throw refuse(`producer epoch ${b.producerEpoch} is older than its current epoch ${p.epoch} (fenced)`);
   if (b.producerEpoch === p.epoch) {
     const lastSeq = lastSeqOf(b);

@@ -80,7 +80,7 @@ export class LogTransaction {
 
   /** Appends one transactional batch (offsets at once; acknowledged under the log's flush mode). */
   append(records: readonly RecordInput[], options: { compression?: number; ackBeforeSync?: boolean } = {}) {
-    if (this.ended) throw new LogtoolError('usage', `transaction of producer ${this.producerId} has ended`, { file: this.log.dir });
+    if (this.ended) throw new LogtoolError('invalid-state', `transaction of producer ${this.producerId} has ended`, { file: this.log.dir });
     const baseSequence = this.nextSequence;
     this.nextSequence = (this.nextSequence + records.length) % 0x80000000;
     this.written = true;
@@ -89,7 +89,7 @@ export class LogTransaction {
 
   /** Every batch durable, then the COMMIT marker, durable. Returns the marker's offset (undefined: nothing was written). */
   async commit(nowMs = Date.now()): Promise<number | undefined> {
-    if (this.ended) throw new LogtoolError('usage', `transaction of producer ${this.producerId} has ended`, { file: this.log.dir });
+    if (this.ended) throw new LogtoolError('invalid-state', `transaction of producer ${this.producerId} has ended`, { file: this.log.dir });
     this.ended = true;
     if (!this.written) return undefined;
     await this.log.flush();

@@ -28,103 +28,25 @@
  * committed, written or timed-out under the log's flush mode). A take commit writes the positions
  * checkpoint durably before returning; the position may point past data that was not yet flushed,
  * so after a power loss that shortens the log the channel reopens at the log end.
+ *
+ * Split as Flume splits MemoryChannel: the put side is put-transaction.ts, the take side
+ * take-transaction.ts, capacities, counters and size channel-capacity.ts; this file holds the
+ * channel's state, the put commit (waiting for room, in commit() order) and the waits.
  */
-import { InvalidArgumentError, LogtoolError } from '../errors.js';
+import { LogtoolError } from '../errors.js';
 import type { AppendOptions, AppendResult, Log } from '../log/log.js';
-import type { LogRecord, RecordInput } from '../format/record-batch.js';
+import type { RecordInput } from '../format/record-batch.js';
 import { ConsumerPositions, validateGroupName } from './consumer-positions.js';
 import { endDanglingTransactions } from '../partition-state/log-transaction.js';
 import { scanProducerState } from '../partition-state/isolation.js';
 import { MARKER_BATCH_BYTES, commitAsTransaction, splitIntoBatches } from './put-batches.js';
+import { ChannelSize, POLL_INTERVAL_MS, channelCapacities, type ChannelCounters, type ChannelOptions } from './channel-capacity.js';
+import { openPutTransaction, type PutTransaction } from './put-transaction.js';
+import { openTakeTransaction, type TakeTransaction } from './take-transaction.js';
 
-export interface ChannelOptions {
-  /** Consumer group whose committed position is the take cursor. */
-  group: string;
-  /** Most records between the take position and the log end (Flume `capacity`; default 10 000). */
-  capacity?: number;
-  /**
-   * Most log bytes (encoded batches, as on disk) between the take position and the log end
-   * (Flume `byteCapacity`; default 64 MiB).
-   */
-  capacityBytes?: number;
-  /** Most records put or taken in one transaction (Flume `transactionCapacity`; default 1000). */
-  transactionCapacity?: number;
-  /**
-   * Most record bytes (key + value + header keys and values) staged in one put transaction
-   * (default 1 MiB; the encoded batch must also fit the log's max.message.bytes).
-   */
-  transactionCapacityBytes?: number;
-  /** How long a full put commit waits for room, and takeWait() for a record (Flume `keepAlive`; default 3000 ms). */
-  keepAliveMs?: number;
-  /** Options of every append a put commit makes (flush mode, compression …). */
-  appendOptions?: AppendOptions;
-}
-
-/** Flume's channel counters (ChannelCounter), plus the current size. */
-export interface ChannelCounters {
-  /** put() calls. */
-  putAttempts: number;
-  /** Records appended by committed put transactions. */
-  putSuccesses: number;
-  /** take() calls (takeWait counts once per call). */
-  takeAttempts: number;
-  /** Records whose take was committed. */
-  takeSuccesses: number;
-  /** Put and take transactions rolled back. */
-  rollbacks: number;
-  /** Records between the committed take position and the log end offset. */
-  sizeRecords: number;
-  /** Log bytes between the committed take position and the log end. */
-  sizeBytes: number;
-  capacityRecords: number;
-  capacityBytes: number;
-}
-
-export interface PutTransaction {
-  /** Stages one record; throws `too-large` past transactionCapacity or transactionCapacityBytes. */
-  put(record: RecordInput): void;
-  /** Appends the staged records as one batch (waiting up to keepAliveMs for room). */
-  commit(): Promise<AppendResult>;
-  /** Discards the staged records. */
-  rollback(): void;
-  readonly stagedRecords: number;
-}
-
-export interface TakeTransaction {
-  /** The next record after those already taken, or undefined if there is none now. */
-  take(): LogRecord | undefined;
-  /** Like take(), but waits up to maxWaitMs (default keepAliveMs) for a record to be put. */
-  takeWait(maxWaitMs?: number): Promise<LogRecord | undefined>;
-  /** Persists the position after the last record taken. */
-  commit(): void;
-  /** Forgets the takes: the same records are taken again. */
-  rollback(): void;
-  readonly takenRecords: number;
-}
-
-type TxState = 'open' | 'committing' | 'committed' | 'rolled-back';
-
-export const DEFAULT_CHANNEL_CAPACITY = 10_000;
-export const DEFAULT_CHANNEL_CAPACITY_BYTES = 64 * 1024 * 1024;
-export const DEFAULT_TRANSACTION_CAPACITY = 1000;
-export const DEFAULT_TRANSACTION_CAPACITY_BYTES = 1024 * 1024;
-export const DEFAULT_KEEP_ALIVE_MS = 3000;
-/** How often waits re-check (a put by another writer path, or buffered data reaching the file). */
-const POLL_INTERVAL_MS = 20;
-/** Records read from the log per refill of a take transaction's read-ahead. */
-const READ_AHEAD_RECORDS = 256;
-
-const recordBytes = (r: RecordInput): number => {
-  let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
-  for (const h of r.headers ?? []) n += Buffer.byteLength(h.key) + (h.value?.length ?? 0);
-  return n;
-};
-
-function positiveInt(name: string, v: number | undefined, def: number): number {
-  const n = v ?? def;
-  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError([name], `${name} must be a positive integer, not ${v}`);
-  return n;
-}
+export type { ChannelCounters, ChannelOptions } from './channel-capacity.js';
+export type { PutTransaction } from './put-transaction.js';
+export type { TakeTransaction } from './take-transaction.js';
 
 export class Channel {
   readonly log: Log;
@@ -149,22 +71,20 @@ export class Channel {
   private putChain: Promise<void> = Promise.resolve();
   private readonly waiters = new Set<() => void>();
   private readonly stats = { putAttempts: 0, putSuccesses: 0, takeAttempts: 0, takeSuccesses: 0, rollbacks: 0 };
-  /** Byte position of takePosition, cached while it and the segment list stay the same. */
-  private takeBytesCache: { offset: number; segments: unknown; segmentBase: number; position: number } | undefined;
+  private readonly size: ChannelSize;
 
   constructor(log: Log, options: ChannelOptions) {
     validateGroupName(options.group);
-    if (log.readOnly) throw new LogtoolError('usage', 'a channel needs a log opened for writing', { file: log.dir });
+    if (log.readOnly) throw new LogtoolError('invalid-state', 'a channel needs a log opened for writing', { file: log.dir });
     this.log = log;
     this.group = options.group;
-    this.capacity = positiveInt('capacity', options.capacity, DEFAULT_CHANNEL_CAPACITY);
-    this.capacityBytes = positiveInt('capacityBytes', options.capacityBytes, DEFAULT_CHANNEL_CAPACITY_BYTES);
-    this.transactionCapacity = positiveInt('transactionCapacity', options.transactionCapacity, DEFAULT_TRANSACTION_CAPACITY);
-    this.transactionCapacityBytes = positiveInt('transactionCapacityBytes', options.transactionCapacityBytes, DEFAULT_TRANSACTION_CAPACITY_BYTES);
-    const keepAlive = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
-    if (!Number.isSafeInteger(keepAlive) || keepAlive < 0) throw new InvalidArgumentError(['keepAliveMs'], `keepAliveMs must be a non-negative integer, not ${options.keepAliveMs}`);
-    this.keepAliveMs = keepAlive;
-    if (this.transactionCapacity > this.capacity) throw new InvalidArgumentError(['transactionCapacity', 'capacity'], `transactionCapacity (${this.transactionCapacity}) must not exceed capacity (${this.capacity})`);
+    const caps = channelCapacities(options);
+    this.capacity = caps.capacity;
+    this.capacityBytes = caps.capacityBytes;
+    this.transactionCapacity = caps.transactionCapacity;
+    this.transactionCapacityBytes = caps.transactionCapacityBytes;
+    this.keepAliveMs = caps.keepAliveMs;
+    this.size = new ChannelSize(log);
     this.appendOptions = options.appendOptions ?? {};
     this.positions = new ConsumerPositions(log);
     // Below the log start restarts at the start; beyond the readable end (a lost tail) at the end.
@@ -191,28 +111,12 @@ export class Channel {
 
   /** Records between the committed take position and the log end (accepted appends included). */
   sizeRecords(): number {
-    return Math.max(0, this.log.nextOffset - Math.max(this.takePosition, this.log.logStartOffset));
+    return this.size.records(this.takePosition);
   }
 
   /** Log bytes between the committed take position and the log end (write buffer included). */
   sizeBytes(): number {
-    const p = this.log.positions();
-    const buffered = p.bytes.written - p.bytes.committed;
-    const from = Math.max(this.takePosition, this.log.logStartOffset);
-    if (from >= p.committed.offset) return buffered;
-    const segs = this.log.segments;
-    let c = this.takeBytesCache;
-    if (!c || c.offset !== from || c.segments !== segs) {
-      const seg = this.log.segmentFor(from) ?? segs[0]!;
-      const t = seg.translateOffset(from);
-      c = this.takeBytesCache = { offset: from, segments: segs, segmentBase: seg.baseOffset, position: t ? t.position : seg.size };
-    }
-    let bytes = buffered;
-    for (const s of segs) {
-      if (s.baseOffset < c.segmentBase) continue;
-      bytes += s.baseOffset === c.segmentBase ? Math.max(0, s.size - c.position) : s.size;
-    }
-    return bytes;
+    return this.size.bytes(this.takePosition);
   }
 
   counters(): ChannelCounters {
@@ -249,51 +153,12 @@ export class Channel {
 
   putTransaction(): PutTransaction {
     this.ensureOpen();
-    const staged: RecordInput[] = [];
-    let stagedBytes = 0;
-    let state: TxState = 'open';
-    const requireOpen = (what: string) => {
-      if (state !== 'open') throw new LogtoolError('usage', `cannot ${what} a put transaction that is ${state}`);
-    };
-    return {
-      put: (record: RecordInput) => {
-        requireOpen('put to');
-        this.stats.putAttempts++;
-        const bytes = recordBytes(record);
-        if (staged.length + 1 > this.transactionCapacity) {
-          throw new LogtoolError('too-large', `put transaction is full: it holds transactionCapacity (${this.transactionCapacity}) records; commit it and start another`);
-        }
-        if (stagedBytes + bytes > this.transactionCapacityBytes) {
-          throw new LogtoolError('too-large', `put transaction is full: ${stagedBytes} + ${bytes} record bytes exceed transactionCapacityBytes (${this.transactionCapacityBytes})`);
-        }
-        staged.push(record);
-        stagedBytes += bytes;
-      },
-      commit: async () => {
-        requireOpen('commit');
-        if (staged.length === 0) throw new LogtoolError('usage', 'a put transaction needs at least one record to commit; roll back an empty one');
-        state = 'committing';
-        try {
-          const result = await this.commitPut(staged);
-          state = 'committed';
-          return result;
-        } catch (e) {
-          if (state === 'committing') state = 'open'; // retry or roll back
-          throw e;
-        }
-      },
-      rollback: () => {
-        if (state === 'rolled-back') return;
-        requireOpen('roll back');
-        staged.length = 0;
-        stagedBytes = 0;
-        state = 'rolled-back';
-        this.stats.rollbacks++;
-      },
-      get stagedRecords() {
-        return staged.length;
-      },
-    };
+    return openPutTransaction({
+      transactionCapacity: this.transactionCapacity,
+      transactionCapacityBytes: this.transactionCapacityBytes,
+      stats: this.stats,
+      commitPut: (records) => this.commitPut(records),
+    });
   }
 
   private async commitPut(records: readonly RecordInput[]): Promise<AppendResult> {
@@ -346,81 +211,26 @@ export class Channel {
 
   takeTransaction(): TakeTransaction {
     this.ensureOpen();
-    if (this.takeOpen) throw new LogtoolError('usage', 'a take transaction is already open on this channel; commit or roll it back first');
+    if (this.takeOpen) throw new LogtoolError('invalid-state', 'a take transaction is already open on this channel; commit or roll it back first');
     this.takeOpen = true;
-    let state: TxState = 'open';
-    let next = this.takePosition;
-    let taken = 0;
-    let ahead: LogRecord[] = [];
-    const requireOpen = (what: string) => {
-      if (state !== 'open') throw new LogtoolError('usage', `cannot ${what} a take transaction that is ${state}`);
-    };
-    const takeNow = (): LogRecord | undefined => {
-      if (taken >= this.transactionCapacity) {
-        throw new LogtoolError('too-large', `take transaction is full: it holds transactionCapacity (${this.transactionCapacity}) records; commit it and start another`);
-      }
-      if (ahead.length === 0) {
-        this.ensureOpen();
-        if (next < this.log.logStartOffset) next = this.log.logStartOffset;
-        if (next >= this.positions.logEndOffset()) return undefined;
-        // read_committed: a put commit of several batches is seen whole once its marker is there.
-        ahead = [...this.log.read({ fromOffset: next, maxRecords: Math.min(READ_AHEAD_RECORDS, this.transactionCapacity - taken), isolationLevel: this.readCommitted ? 'read_committed' : 'read_uncommitted' })].reverse();
-        if (ahead.length === 0) return undefined;
-      }
-      const r = ahead.pop()!;
-      next = r.offset + 1;
-      taken++;
-      return r;
-    };
-    const end = (s: TxState) => {
-      state = s;
-      ahead = [];
-      this.takeOpen = false;
-    };
-    return {
-      take: () => {
-        requireOpen('take from');
-        this.stats.takeAttempts++;
-        return takeNow();
+    return openTakeTransaction({
+      log: this.log,
+      positions: this.positions,
+      group: this.group,
+      transactionCapacity: this.transactionCapacity,
+      keepAliveMs: this.keepAliveMs,
+      stats: this.stats,
+      startPosition: this.takePosition,
+      readCommitted: () => this.readCommitted,
+      ensureOpen: () => this.ensureOpen(),
+      waitForChange: (ms) => this.waitForChange(ms),
+      notify: () => this.notify(),
+      committed: (next) => {
+        this.takePosition = next;
       },
-      takeWait: async (maxWaitMs = this.keepAliveMs) => {
-        requireOpen('take from');
-        this.stats.takeAttempts++;
-        const deadline = Date.now() + maxWaitMs;
-        for (;;) {
-          const r = takeNow();
-          if (r) return r;
-          const left = deadline - Date.now();
-          if (left <= 0) return undefined;
-          await this.waitForChange(Math.min(left, POLL_INTERVAL_MS));
-          requireOpen('take from');
-        }
+      ended: () => {
+        this.takeOpen = false;
       },
-      commit: () => {
-        requireOpen('commit');
-        if (taken > 0) {
-          try {
-            this.positions.commit(this.group, next);
-          } catch (e) {
-            end('rolled-back'); // the position stays; the records will be taken again
-            this.stats.rollbacks++;
-            throw e;
-          }
-          this.takePosition = next;
-          this.stats.takeSuccesses += taken;
-        }
-        end('committed');
-        this.notify();
-      },
-      rollback: () => {
-        if (state === 'rolled-back') return;
-        requireOpen('roll back');
-        end('rolled-back');
-        this.stats.rollbacks++;
-      },
-      get takenRecords() {
-        return taken;
-      },
-    };
+    });
   }
 }

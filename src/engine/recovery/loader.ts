@@ -35,7 +35,7 @@
  * truncate, lost+found); load-context.ts holds what they share, load-report.ts what they report.
  */
 import path from 'node:path';
-import { LogtoolError } from '../errors.js';
+import { InvalidDirectoryError } from '../errors.js';
 import { DirectoryLock } from '../log/lock.js';
 import { FileDescriptorCache } from '../segment/fd-cache.js';
 import { parseTopicPartition, requireUnambiguousPartition } from '../log/topic-partition.js';
@@ -191,12 +191,11 @@ class LogLoader {
     const { io, dir, opts } = this.ctx;
     const logDirEntry = io.readdir(dir).find((n) => n === 'meta.properties' || (parseTopicPartition(n) !== undefined && io.stat(path.join(dir, n))?.isDirectory));
     if (opts.tp && logDirEntry === undefined) return;
-    throw new LogtoolError(
-      'usage',
+    throw new InvalidDirectoryError(
       logDirEntry !== undefined
         ? `this is a broker's log directory (it holds ${logDirEntry}), not a partition directory; give one of its partition directories, such as ${dir}/<topic>-<partition>`
         : 'not a partition directory: it holds no segments and is not named <topic>-<partition> as Kafka names them',
-      { file: dir },
+      dir,
     );
   }
 

@@ -61,7 +61,9 @@ describe('idempotent appends', () => {
         const records = (n: number) => Array.from({ length: n }, () => ({ key: null, value: Buffer.from(`v${value++}`) }));
         // Refusals throw at the call, as append's other argument checks do; nothing is appended.
         const refused = async (p: () => Promise<unknown>) => {
-          await expect(Promise.resolve().then(p)).rejects.toThrow(LogtoolError);
+          const e = await Promise.resolve().then(p).then(() => undefined, (err: unknown) => err);
+          expect(e).toBeInstanceOf(LogtoolError);
+          expect((e as LogtoolError).kind).toBe('refused');
         };
         try {
           for (const op of ops) {

@@ -22,6 +22,32 @@ export function headerBytes(headers: RecordHeader[] | undefined, keyLens: number
   return n;
 }
 
+/** Bytes of the unsigned varint of z (a zig-zag value below 2^32). */
+function uvarintBytes(z: number): number {
+  return z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5;
+}
+
+/** Writes the unsigned varint of z (a zig-zag value below 2^32) at pos; returns the position after it. */
+function putUvarint(into: Buffer, pos: number, z: number): number {
+  while (z >= 0x80) {
+    into[pos++] = (z & 0x7f) | 0x80;
+    z >>>= 7;
+  }
+  into[pos] = z;
+  return pos + 1;
+}
+
+/** A key or value field: varint −1 for null, else the varint length and the bytes. */
+function putBytesField(into: Buffer, pos: number, bytes: Buffer | null | undefined): number {
+  if (bytes == null) {
+    into[pos] = 1;
+    return pos + 1;
+  }
+  pos = putUvarint(into, pos, bytes.length * 2);
+  into.set(bytes, pos);
+  return pos + bytes.length;
+}
+
 /** measureFast's result; `headerKeyLens` is set only when some record has headers. */
 export interface FastSizes {
   bodySizes: Int32Array;
@@ -48,23 +74,15 @@ export function measureFast(records: readonly RecordInput[], baseTimestamp: numb
     let body: number;
     if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
       const z = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
-      body = 1 + (z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5);
+      body = 1 + uvarintBytes(z);
     } else body = 1 + sizeOfVarlong(tsDelta);
     const od = offsetDeltas ? offsetDeltas[i]! : i;
     const zo = ((od << 1) ^ (od >> 31)) >>> 0;
-    body += zo < 0x80 ? 1 : zo < 0x4000 ? 2 : zo < 0x200000 ? 3 : zo < 0x10000000 ? 4 : 5;
+    body += uvarintBytes(zo);
     const key = r.key;
-    if (key == null) body += 1;
-    else {
-      const zk = key.length * 2;
-      body += (zk < 0x80 ? 1 : zk < 0x4000 ? 2 : zk < 0x200000 ? 3 : zk < 0x10000000 ? 4 : 5) + key.length;
-    }
+    body += key == null ? 1 : uvarintBytes(key.length * 2) + key.length;
     const value = r.value;
-    if (value === null) body += 1;
-    else {
-      const zv = value.length * 2;
-      body += (zv < 0x80 ? 1 : zv < 0x4000 ? 2 : zv < 0x200000 ? 3 : zv < 0x10000000 ? 4 : 5) + value.length;
-    }
+    body += value === null ? 1 : uvarintBytes(value.length * 2) + value.length;
     const headers = r.headers;
     if (headers === undefined || headers.length === 0) body += 1;
     else {
@@ -72,8 +90,7 @@ export function measureFast(records: readonly RecordInput[], baseTimestamp: numb
       body += headerBytes(headers, (headerKeyLens ??= []));
     }
     bodySizes[i] = body;
-    const zb = body * 2;
-    recordsBytes += (zb < 0x80 ? 1 : zb < 0x4000 ? 2 : zb < 0x200000 ? 3 : zb < 0x10000000 ? 4 : 5) + body;
+    recordsBytes += uvarintBytes(body * 2) + body;
   }
   return { bodySizes, headerKeyLens: anyHeaders ? headerKeyLens : undefined, recordsBytes, maxTimestamp };
 }
@@ -114,58 +131,19 @@ export function writeRecordsOnePass(records: readonly RecordInput[], into: Buffe
     const zt = tsSmall ? ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0 : 0;
     const od = offsetDeltas ? offsetDeltas[i]! : i;
     const zo = ((od << 1) ^ (od >> 31)) >>> 0;
-    const zk = keyBytes * 2;
-    const zv = valueBytes * 2;
     const body =
       1 +
-      (tsSmall ? (zt < 0x80 ? 1 : zt < 0x4000 ? 2 : zt < 0x200000 ? 3 : zt < 0x10000000 ? 4 : 5) : sizeOfVarlong(tsDelta)) +
-      (zo < 0x80 ? 1 : zo < 0x4000 ? 2 : zo < 0x200000 ? 3 : zo < 0x10000000 ? 4 : 5) +
-      (key == null ? 1 : (zk < 0x80 ? 1 : zk < 0x4000 ? 2 : zk < 0x200000 ? 3 : zk < 0x10000000 ? 4 : 5) + keyBytes) +
-      (value === null ? 1 : (zv < 0x80 ? 1 : zv < 0x4000 ? 2 : zv < 0x200000 ? 3 : zv < 0x10000000 ? 4 : 5) + valueBytes) +
+      (tsSmall ? uvarintBytes(zt) : sizeOfVarlong(tsDelta)) +
+      uvarintBytes(zo) +
+      (key == null ? 1 : uvarintBytes(keyBytes * 2) + keyBytes) +
+      (value === null ? 1 : uvarintBytes(valueBytes * 2) + valueBytes) +
       1;
-    let v = body * 2;
-    while (v >= 0x80) {
-      into[pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    into[pos++] = v;
+    pos = putUvarint(into, pos, body * 2);
     into[pos++] = 0; // attributes
-    if (tsSmall) {
-      v = zt;
-      while (v >= 0x80) {
-        into[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      into[pos++] = v;
-    } else pos = writeVarlong(into, pos, tsDelta);
-    v = zo;
-    while (v >= 0x80) {
-      into[pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    into[pos++] = v;
-    if (key == null) into[pos++] = 1;
-    else {
-      v = zk;
-      while (v >= 0x80) {
-        into[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      into[pos++] = v;
-      into.set(key, pos);
-      pos += keyBytes;
-    }
-    if (value === null) into[pos++] = 1;
-    else {
-      v = zv;
-      while (v >= 0x80) {
-        into[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      into[pos++] = v;
-      into.set(value, pos);
-      pos += valueBytes;
-    }
+    pos = tsSmall ? putUvarint(into, pos, zt) : writeVarlong(into, pos, tsDelta);
+    pos = putUvarint(into, pos, zo);
+    pos = putBytesField(into, pos, key);
+    pos = putBytesField(into, pos, value);
     into[pos++] = 0; // header count
   }
   onePassMaxTimestamp = maxTimestamp;

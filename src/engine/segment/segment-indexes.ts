@@ -105,26 +105,22 @@ export class SegmentIndexes {
   /** Kafka's onBecomeInactiveSegment, index part: the final time-index entry, both files trimmed. */
   onBecomeInactive(): void {
     if (this.maxTimestampSoFar >= 0) this.time.get().maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
-    this.offset.get().trimToValidSize();
-    this.time.get().trimToValidSize();
+    this.each((index) => index.trimToValidSize());
   }
 
   /** Re-extends both files to their max size (the active segment after load). */
   resize(maxIndexBytes: number): void {
-    this.offset.get().resize(maxIndexBytes);
-    this.time.get().resize(maxIndexBytes);
+    this.each((index) => index.resize(maxIndexBytes));
   }
 
   /** fdatasync of both files. */
   flush(): void {
-    this.offset.get().flush();
-    this.time.get().flush();
+    this.each((index) => index.flush());
   }
 
   /** Drops the entries at or above nextOffset. */
   truncateTo(nextOffset: number): void {
-    this.offset.get().truncateTo(nextOffset);
-    this.time.get().truncateTo(nextOffset);
+    this.each((index) => index.truncateTo(nextOffset));
   }
 
   /** Closes both files; the next use opens them again. */
@@ -137,5 +133,11 @@ export class SegmentIndexes {
   renamed(suffix: string): void {
     this.offset.renamed(suffix);
     this.time.renamed(suffix);
+  }
+
+  /** The offset index, then the time index (Kafka's order). */
+  private each(action: (index: OffsetIndex | TimeIndex) => void): void {
+    action(this.offset.get());
+    action(this.time.get());
   }
 }

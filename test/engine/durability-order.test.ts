@@ -8,25 +8,14 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Log, realIO, type FileIO } from '../../src/api.js';
 import { removeTempDirs, repoRoot, tempPartitionPath } from '../helpers/fixtures.js';
+import { pathTrackingIO } from '../helpers/path-io.js';
 import { beginChange, endChange } from '../../src/engine/cleaner/generation.js';
 
 afterAll(removeTempDirs);
 
 /** Records `datasync <path>`, `syncdir <path>`, `rename <from> -> <to>`, `unlink <path>` in order. */
 function recordingIO(events: string[], base: FileIO = realIO): FileIO {
-  const paths = new Map<number, string>();
-  const name = (fd: number) => paths.get(fd) ?? `fd${fd}`;
-  return {
-    ...base,
-    open(p, flags) {
-      const fd = base.open(p, flags);
-      paths.set(fd, p);
-      return fd;
-    },
-    close(fd) {
-      paths.delete(fd);
-      base.close(fd);
-    },
+  return pathTrackingIO((name) => ({
     datasync(fd) {
       events.push(`datasync ${name(fd)}`);
       base.datasync(fd);
@@ -48,7 +37,7 @@ function recordingIO(events: string[], base: FileIO = realIO): FileIO {
       base.syncDir(p);
       events.push(`syncdir ${p}`);
     },
-  };
+  }), base);
 }
 
 const rec = (i: number) => ({ key: Buffer.from(`k${i}`), value: Buffer.alloc(100, i), timestamp: 1_700_000_000_000 + i });

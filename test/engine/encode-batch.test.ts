@@ -81,6 +81,38 @@ describe('encodeBatch matches the reference encoder byte for byte', () => {
     );
   });
 
+  it('into scratch space (the append path): one pass when it fits, the same bytes when it does not', () => {
+    let onePass = 0;
+    let fallback = 0;
+    fc.assert(
+      fc.property(fc.array(plainRecordArb, { maxLength: 40 }), optsArb, fc.integer({ min: 0, max: 14_000 }), (records, opts, scratchBytes) => {
+        const into = Buffer.alloc(scratchBytes, 0xee);
+        const expected = referenceEncode(records, opts);
+        const got = encodeBatch(records, { ...opts, into });
+        expect(got.equals(expected)).toBe(true);
+        if (got.buffer === into.buffer) onePass++;
+        else fallback++;
+      }),
+      { numRuns: 400, seed: 4242 },
+    );
+    expect(onePass).toBeGreaterThan(50);
+    expect(fallback).toBeGreaterThan(50);
+  });
+
+  it('into scratch space with headers, timestamps beyond int32 deltas or beyond 2^53: the same bytes as without', () => {
+    fc.assert(
+      fc.property(fc.array(recordArb({ maxBytes: 200 }), { maxLength: 20 }), optsArb, (records, opts) => {
+        const into = Buffer.alloc(64 * 1024);
+        expect(encodeBatch(records, { ...opts, into }).equals(referenceEncode(records, opts))).toBe(true);
+      }),
+      { numRuns: 200, seed: 99 },
+    );
+    const far: RecordInput[] = [{ value: Buffer.from('a'), timestamp: T0 }, { value: Buffer.from('b'), timestamp: T0 + 2 ** 33 }];
+    expect(encodeBatch(far, { baseOffset: 0, into: Buffer.alloc(4096) }).equals(referenceEncode(far, { baseOffset: 0 }))).toBe(true);
+    const huge: RecordInput[] = [{ value: Buffer.from('a'), timestamp: 2n ** 60n }];
+    expect(encodeBatch(huge, { baseOffset: 0, nowMs: T0, into: Buffer.alloc(4096) })).toEqual(encodeBatch(huge, { baseOffset: 0, nowMs: T0 }));
+  });
+
   it('large values, timestamp deltas beyond int32 and an empty batch', () => {
     const big = Buffer.alloc(300_000, 0x5a);
     const cases: [RecordInput[], EncodeBatchOptions][] = [

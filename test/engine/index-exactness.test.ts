@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Log, LogSegment, realIO, type LogConfig } from '../../src/api.js';
+import { Log, LogSegment, realIO, type FileIO, type LogConfig } from '../../src/api.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../../src/engine/segment/offset-index.js';
 import { TIME_INDEX_ENTRY_BYTES } from '../../src/engine/segment/time-index.js';
 import { decodeRecords, readInt64 } from '../../src/engine/format/record-batch.js';
@@ -27,6 +27,7 @@ import {
   type SegmentCase,
 } from '../helpers/fixtures.js';
 import { recordArb, T0 } from './arbitraries.js';
+import { pathTrackingIO } from '../helpers/path-io.js';
 
 import { requireFixtures } from '../helpers/fixtures.js';
 requireFixtures(import.meta.url);
@@ -331,5 +332,48 @@ describe('indexes written on append equal the recovery rebuild', () => {
     );
     expect(compared).toBeGreaterThan(100);
     expect(nonEmptyIndexes).toBeGreaterThan(20);
+  });
+});
+
+describe('index entries are written once per commit (issue 15)', () => {
+  /** Counts write(2) calls per file name (`.index`, `.timeindex`, `.log`) over the real I/O layer. */
+  function countingIO(writes: Map<string, number>): FileIO {
+    return pathTrackingIO((name, base) => ({
+      write(fd, buf, offset, length, position) {
+        const ext = path.extname(name(fd));
+        writes.set(ext, (writes.get(ext) ?? 0) + 1);
+        return base.write(fd, buf, offset, length, position);
+      },
+    }));
+  }
+
+  it('a buffered commit of 200 batches makes one write per index, and the indexes equal the rebuild', async () => {
+    const writes = new Map<string, number>();
+    const dir = path.join(makeTempDir(), 'w-0');
+    // 200 batches of 5 × 100 B records (about 600 B each), one entry per batch (interval 500), one commit.
+    const cfg = { flushMode: 'buffered' as const, commitBytes: 1 << 20, indexIntervalBytes: 500 };
+    const log = Log.open(dir, { config: cfg, io: countingIO(writes) });
+    const value = Buffer.alloc(100, 7);
+    writes.clear();
+    for (let b = 0; b < 200; b++) await log.append(Array.from({ length: 5 }, (_, i) => ({ key: null, value, timestamp: T0 + b * 5 + i })));
+    expect(writes.get('.index') ?? 0).toBe(0); // nothing committed yet
+    await log.flush(); // commits the write buffer (one commit), then fsyncs
+    expect(writes.get('.log')).toBe(1);
+    expect(writes.get('.index')).toBe(1);
+    expect(writes.get('.timeindex')).toBe(1);
+    const active = log.activeSegment;
+    expect(active.offsetIndex.entries).toBe(199); // the first batch of a segment gets none
+    // Reads of the active segment find every entry.
+    expect([...log.read({ fromOffset: 555, maxRecords: 1 })][0]!.offset).toBe(555);
+    await log.close();
+    const copy = path.join(makeTempDir(), 'w-0');
+    fs.cpSync(dir, copy, { recursive: true });
+    const seg = new LogSegment({ io: realIO, dir: copy, baseOffset: 0, indexIntervalBytes: cfg.indexIntervalBytes, maxIndexBytes: MAX_INDEX_BYTES, writable: true });
+    seg.recover();
+    seg.close();
+    for (const ext of ['.index', '.timeindex']) {
+      const name = `${'0'.repeat(20)}${ext}`;
+      expect(fs.readFileSync(path.join(copy, name)).toString('hex'), name).toBe(fs.readFileSync(path.join(dir, name)).toString('hex'));
+    }
   });
 });

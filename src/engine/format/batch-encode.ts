@@ -5,6 +5,7 @@
 import { LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from './compression.js';
 import { sizeOfVarint, sizeOfVarlong, sizeOfVarlongBig, writeVarint, writeVarlong, writeVarlongBig } from './varint.js';
+import { headerBytes, measureFast, onePassMaxTimestamp, writeRecordsOnePass } from './record-writer.js';
 import {
   Attr,
   LOG_OVERHEAD,
@@ -14,7 +15,6 @@ import {
   toTimestamp,
   writeInt64,
   writeTimestamp,
-  type RecordHeader,
   type RecordInput,
 } from './batch-header.js';
 
@@ -43,18 +43,6 @@ export interface EncodeBatchOptions {
    * allocation and keeps the bytes cache-hot). Otherwise a new buffer is allocated.
    */
   into?: Buffer;
-}
-
-function headerBytes(headers: RecordHeader[] | undefined, keyLens: number[]): number {
-  if (!headers || headers.length === 0) return 1;
-  let n = sizeOfVarint(headers.length);
-  for (const h of headers) {
-    const kl = Buffer.byteLength(h.key, 'utf8');
-    keyLens.push(kl);
-    n += sizeOfVarint(kl) + kl;
-    n += h.value === null ? 1 : sizeOfVarint(h.value.length) + h.value.length;
-  }
-  return n;
 }
 
 /**
@@ -157,29 +145,37 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeBatchOp
 
 /** encodeBatch, returning with the bytes the header fields the log needs (see EncodedBatch). */
 export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeBatchOptions): EncodedBatch {
-  // Hot path of every append. Two passes over the records: sizes first (so the batch is one
-  // exact allocation), then bytes. Zig-zag varints are inlined for int32-range values (every
-  // length, delta and count in practice); varlong is only called for timestamp deltas beyond
-  // int32. Records with headers and compressed batches take the general writer (writeRecords).
+  // Hot path of every append (record-writer.ts). Into the caller's scratch space, one pass over
+  // the records; otherwise two: sizes first (so the batch is one exact allocation), then bytes.
+  // Records with headers and compressed batches take the general writer (writeRecords).
   const count = records.length;
   const nowMs = opts.nowMs ?? Date.now();
   const offsetDeltas = opts.offsetDeltas;
   let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
   if (typeof baseTimestamp !== 'number' || !Number.isSafeInteger(baseTimestamp)) return encodeBatchExact(records, opts, nowMs);
   if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
+  const compression = opts.compression ?? CompressionType.none;
+  const into = opts.into;
+  if (compression === CompressionType.none && into !== undefined) {
+    // The append path's case: one pass straight into the caller's scratch space.
+    const end = writeRecordsOnePass(records, into, into.length, baseTimestamp, nowMs, offsetDeltas);
+    if (end >= 0) {
+      const buf = into.subarray(0, end);
+      const written = writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp: onePassMaxTimestamp, nowMs });
+      return { buf, count, ...written };
+    }
+  }
   const sizes = measureFast(records, baseTimestamp, nowMs, offsetDeltas);
   if (sizes === undefined) return encodeBatchExact(records, opts, nowMs);
   const { bodySizes, headerKeyLens, recordsBytes, maxTimestamp } = sizes;
-  const compression = opts.compression ?? CompressionType.none;
   let buf: Buffer;
   let end: number;
-  const into = opts.into;
   if (compression === CompressionType.none) {
     const size = RECORD_BATCH_OVERHEAD + recordsBytes;
     buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
     end =
       headerKeyLens === undefined
-        ? writeRecordsFast(records, buf, baseTimestamp, nowMs, bodySizes, offsetDeltas)
+        ? writeRecordsOnePass(records, buf, Infinity, baseTimestamp, nowMs, offsetDeltas)
         : writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens, offsetDeltas);
   } else {
     const raw = Buffer.allocUnsafe(recordsBytes);
@@ -189,120 +185,6 @@ export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeB
   }
   const written = writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp, nowMs });
   return { buf, count, ...written };
-}
-
-/** The first pass of encodeRecordBatch; `headerKeyLens` is set only when some record has headers. */
-interface FastSizes {
-  bodySizes: Int32Array;
-  headerKeyLens: number[] | undefined;
-  recordsBytes: number;
-  maxTimestamp: number;
-}
-
-/** Sizes of each record and of the records section; undefined when a timestamp needs the exact (int64) path. */
-function measureFast(records: readonly RecordInput[], baseTimestamp: number, nowMs: number, offsetDeltas: number[] | undefined): FastSizes | undefined {
-  const count = records.length;
-  let maxTimestamp = -1;
-  const bodySizes = new Int32Array(count);
-  let headerKeyLens: number[] | undefined;
-  let anyHeaders = false;
-  let recordsBytes = 0;
-  for (let i = 0; i < count; i++) {
-    const r = records[i]!;
-    const ts = r.timestamp ?? nowMs;
-    // Beyond ±2^53 (or not an integer): the exact path, which also validates.
-    if (typeof ts !== 'number' || !Number.isSafeInteger(ts)) return undefined;
-    if (ts > maxTimestamp) maxTimestamp = ts;
-    const tsDelta = ts - baseTimestamp;
-    let body: number;
-    if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
-      const z = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
-      body = 1 + (z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5);
-    } else body = 1 + sizeOfVarlong(tsDelta);
-    const od = offsetDeltas ? offsetDeltas[i]! : i;
-    const zo = ((od << 1) ^ (od >> 31)) >>> 0;
-    body += zo < 0x80 ? 1 : zo < 0x4000 ? 2 : zo < 0x200000 ? 3 : zo < 0x10000000 ? 4 : 5;
-    const key = r.key;
-    if (key == null) body += 1;
-    else {
-      const zk = key.length * 2;
-      body += (zk < 0x80 ? 1 : zk < 0x4000 ? 2 : zk < 0x200000 ? 3 : zk < 0x10000000 ? 4 : 5) + key.length;
-    }
-    const value = r.value;
-    if (value === null) body += 1;
-    else {
-      const zv = value.length * 2;
-      body += (zv < 0x80 ? 1 : zv < 0x4000 ? 2 : zv < 0x200000 ? 3 : zv < 0x10000000 ? 4 : 5) + value.length;
-    }
-    const headers = r.headers;
-    if (headers === undefined || headers.length === 0) body += 1;
-    else {
-      anyHeaders = true;
-      body += headerBytes(headers, (headerKeyLens ??= []));
-    }
-    bodySizes[i] = body;
-    const zb = body * 2;
-    recordsBytes += (zb < 0x80 ? 1 : zb < 0x4000 ? 2 : zb < 0x200000 ? 3 : zb < 0x10000000 ? 4 : 5) + body;
-  }
-  return { bodySizes, headerKeyLens: anyHeaders ? headerKeyLens : undefined, recordsBytes, maxTimestamp };
-}
-
-/** The second pass for records without headers, uncompressed: bytes at RECORD_BATCH_OVERHEAD on; returns the end. */
-function writeRecordsFast(records: readonly RecordInput[], buf: Buffer, baseTimestamp: number, nowMs: number, bodySizes: Int32Array, offsetDeltas: number[] | undefined): number {
-  const count = records.length;
-  let pos = RECORD_BATCH_OVERHEAD;
-  for (let i = 0; i < count; i++) {
-    const r = records[i]!;
-    let v = bodySizes[i]! * 2;
-    while (v >= 0x80) {
-      buf[pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    buf[pos++] = v;
-    buf[pos++] = 0; // attributes
-    const tsDelta = ((r.timestamp as number | undefined) ?? nowMs) - baseTimestamp; // numbers: checked in the first pass
-    if (tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff) {
-      v = ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0;
-      while (v >= 0x80) {
-        buf[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      buf[pos++] = v;
-    } else pos = writeVarlong(buf, pos, tsDelta);
-    const od = offsetDeltas ? offsetDeltas[i]! : i;
-    v = ((od << 1) ^ (od >> 31)) >>> 0;
-    while (v >= 0x80) {
-      buf[pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    buf[pos++] = v;
-    const key = r.key;
-    if (key == null) buf[pos++] = 1;
-    else {
-      v = key.length * 2;
-      while (v >= 0x80) {
-        buf[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      buf[pos++] = v;
-      buf.set(key, pos);
-      pos += key.length;
-    }
-    const value = r.value;
-    if (value === null) buf[pos++] = 1;
-    else {
-      v = value.length * 2;
-      while (v >= 0x80) {
-        buf[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      buf[pos++] = v;
-      buf.set(value, pos);
-      pos += value.length;
-    }
-    buf[pos++] = 0; // header count
-  }
-  return pos;
 }
 
 /**

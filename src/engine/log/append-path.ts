@@ -157,7 +157,7 @@ export class AppendPath {
   /** A batch append() encoded at baseOffset: no validation, no re-reading, no offset rewrite. */
   private appendOwn(encoded: EncodedBatch, baseOffset: number, options: AppendOptions): Promise<AppendResult> {
     const { buf, lastOffsetDelta, count, maxTimestamp } = encoded;
-    assert(baseOffset === this.nextOffset, `batch encoded at offset ${baseOffset} but the log end offset is ${this.nextOffset}`);
+    if (baseOffset !== this.nextOffset) assert(false, `batch encoded at offset ${baseOffset} but the log end offset is ${this.nextOffset}`);
     this.checkSize(buf.length);
     return this.accept({ buf, info: { size: buf.length, lastOffset: baseOffset + lastOffsetDelta, maxTimestamp }, baseOffset, records: count }, options);
   }

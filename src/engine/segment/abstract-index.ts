@@ -3,11 +3,16 @@
  * down to a whole entry, entries written in place, trimmed to the valid entries on roll and close.
  * Entries are read with positional reads (binary search), so memory stays constant whatever the
  * index size. The descriptor comes from the descriptor cache (fd-cache.ts) on each use: an index
- * nobody reads holds none.
+ * nobody reads holds none. Entries appended between holdWrites() and writeHeld() (one segment
+ * append: every entry of a commit) are kept in memory and written with one write(2); nothing
+ * reads, syncs, resizes or truncates the file while entries are held.
  */
 import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
+
+/** Held entries are written out when they fill this many bytes (the buffer grows to it from 256). */
+const MAX_HELD_BYTES = 64 * 1024;
 
 export interface IndexOpenOptions {
   io: FileIO;
@@ -34,6 +39,10 @@ export abstract class AbstractIndex {
   maxEntries = 0;
   private fileLength = 0;
   protected readonly scratch: Buffer;
+  /** holdWrites() … writeHeld(): entries [heldFrom, entries) are in `held`, not yet in the file. */
+  private holding = false;
+  private heldFrom = 0;
+  private held: Buffer | undefined;
 
   abstract readonly entrySize: number;
 
@@ -105,6 +114,7 @@ export abstract class AbstractIndex {
 
   protected readEntry(i: number): Buffer {
     if (this.file === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
+    this.assertNothingHeld();
     const n = this.file.read(this.scratch, 0, this.entrySize, i * this.entrySize);
     if (n < this.entrySize) this.scratch.fill(0, n);
     return this.scratch;
@@ -113,8 +123,9 @@ export abstract class AbstractIndex {
   /** Reads entries [first, first + count) into `into` (a bounded block read; bytes past the file are zero). */
   protected readEntries(first: number, count: number, into: Buffer): void {
     if (this.file === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
+    this.assertNothingHeld();
     const bytes = count * this.entrySize;
-    assert(bytes <= into.length, `read of ${count} index entries into ${into.length} bytes`, { file: this.path });
+    if (bytes > into.length) assert(false, `read of ${count} index entries into ${into.length} bytes`, { file: this.path });
     const n = this.file.read(into, 0, bytes, first * this.entrySize);
     if (n < bytes) into.fill(0, Math.max(n, 0), bytes);
   }
@@ -122,13 +133,67 @@ export abstract class AbstractIndex {
   protected writeEntry(entry: Buffer): void {
     if (this.file === undefined || !this.writable) throw new LogtoolError('io', 'index is not writable', { file: this.path });
     if (this.entries >= this.maxEntries) throw new LogtoolError('io', `index is full (${this.entries} entries)`, { file: this.path });
+    if (this.holding) {
+      this.hold(entry);
+      return;
+    }
     this.file.write(entry, 0, this.entrySize, this.entries * this.entrySize);
     this.entries++;
+  }
+
+  /** Until writeHeld(), appended entries stay in memory (one segment append: the entries of one commit). */
+  holdWrites(): void {
+    assert(!this.holding, 'index writes are already held', { file: this.path });
+    this.holding = true;
+    this.heldFrom = this.entries;
+  }
+
+  private hold(entry: Buffer): void {
+    let at = (this.entries - this.heldFrom) * this.entrySize;
+    if (this.held === undefined || at + this.entrySize > this.held.length) {
+      if (at + this.entrySize > MAX_HELD_BYTES) {
+        this.flushHeld();
+        at = 0;
+      } else {
+        const bigger = Buffer.allocUnsafe(Math.min(MAX_HELD_BYTES, Math.max(256, 2 * (this.held?.length ?? 0), at + this.entrySize)));
+        this.held?.copy(bigger, 0, 0, at);
+        this.held = bigger;
+      }
+    }
+    entry.copy(this.held!, at, 0, this.entrySize);
+    this.entries++;
+  }
+
+  /** Writes the held entries with one write(2), after the `.log` bytes they point at were written. */
+  writeHeld(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    this.flushHeld();
+  }
+
+  private flushHeld(): void {
+    const count = this.entries - this.heldFrom;
+    if (count === 0) return;
+    const bytes = count * this.entrySize;
+    try {
+      const n = this.file!.write(this.held!, 0, bytes, this.heldFrom * this.entrySize);
+      if (n !== bytes) assert(false, `short write of ${n} of ${bytes} index bytes`, { file: this.path, position: this.heldFrom * this.entrySize });
+    } catch (e) {
+      this.entries = this.heldFrom; // the file holds none of them (the log fails: no later entry is appended)
+      this.holding = false;
+      throw e;
+    }
+    this.heldFrom = this.entries;
+  }
+
+  private assertNothingHeld(): void {
+    if (this.holding && this.entries !== this.heldFrom) assert(false, `${this.entries - this.heldFrom} index entries held unwritten while the file is used`, { file: this.path });
   }
 
   /** Sets the file length to a whole number of entries ≥ the valid entries (Kafka's resize). */
   resize(maxIndexBytes: number): void {
     if (this.file === undefined || !this.writable) return;
+    this.assertNothingHeld();
     const rounded = Math.floor(maxIndexBytes / this.entrySize) * this.entrySize;
     const length = Math.max(rounded, this.entries * this.entrySize);
     if (length !== this.fileLength) {
@@ -141,6 +206,7 @@ export abstract class AbstractIndex {
   /** Kafka's trimToValidSize: file length = entries × entrySize. */
   trimToValidSize(): void {
     if (this.file === undefined || !this.writable) return;
+    this.assertNothingHeld();
     const length = this.entries * this.entrySize;
     if (length !== this.fileLength) {
       this.file.truncate(length);
@@ -152,6 +218,7 @@ export abstract class AbstractIndex {
   /** Drops every entry from index n on (zeroing them, so the file stays self-describing). */
   truncateToEntries(n: number): void {
     if (n >= this.entries) return;
+    this.assertNothingHeld();
     if (this.file !== undefined && this.writable) {
       const zeros = Buffer.alloc((this.entries - n) * this.entrySize);
       this.file.write(zeros, 0, zeros.length, n * this.entrySize);
@@ -164,11 +231,13 @@ export abstract class AbstractIndex {
   }
 
   flush(): void {
+    this.assertNothingHeld();
     if (this.file !== undefined && this.writable) this.file.datasync();
   }
 
   /** flush without blocking the event loop (the append path). */
   async flushAsync(): Promise<void> {
+    this.assertNothingHeld();
     if (this.file !== undefined && this.writable) await this.file.datasyncAsync();
   }
 

@@ -45,7 +45,7 @@ export class OffsetIndex extends AbstractIndex {
     if (this.entries > 0 && offset <= this.lastOffsetCache) {
       throw new LogtoolError('corrupt', `index entry offset ${offset} is not above the last entry ${this.lastOffsetCache}`, { file: this.path });
     }
-    assert(Number.isSafeInteger(position) && position >= 0 && position <= 0x7fffffff, `index entry position ${position} is not a 32-bit file position`, { file: this.path });
+    if (!(Number.isSafeInteger(position) && position >= 0 && position <= 0x7fffffff)) assert(false, `index entry position ${position} is not a 32-bit file position`, { file: this.path });
     const b = this.scratch;
     b.writeInt32BE(relative, 0);
     b.writeInt32BE(position, 4);

@@ -1,6 +1,7 @@
 /**
  * One segment: a `.log` with its `.index` and `.timeindex` (Kafka's LogSegment). Appends maintain
- * the sparse indexes by Kafka's rules (kafka-format.md §8); `recover` rebuilds them from the log
+ * the sparse indexes by Kafka's rules (kafka-format.md §8, segment-indexes.ts); lookups start at
+ * an index entry (segment-lookup.ts); `recover` rebuilds the indexes from the log
  * the way Kafka's recovery does (§10.3). Its three files are opened through the descriptor cache
  * (fd-cache.ts) when used: a segment nobody reads or appends to holds no descriptor.
  */
@@ -9,11 +10,12 @@ import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
+import { SegmentIndexes, type AppendedBatchInfo } from './segment-indexes.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
 import { SegmentPreallocation } from './preallocation.js';
 import { decodeRecords, type LogRecord } from '../format/record-batch.js';
-import { entryRecords } from '../format/entry-records.js';
+import { findOffsetByTimestamp, readNextOffset, translateOffset } from './segment-lookup.js';
 import { scanAndIndex, writeIndexFiles } from '../recovery/index-rebuilder.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_SUFFIXES, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from './segment-files.js';
 
@@ -58,10 +60,8 @@ export class LogSegment {
   readonly baseOffset: number;
   readonly dir: string;
   readonly logPath: string;
-  /** Replaced (not mutated) when recover() rebuilds the files, hence private fields behind getters. */
-  private offsetIndexFile: OffsetIndex | undefined;
-  private timeIndexFile: TimeIndex | undefined;
-  private indexFilePaths: { index: string; timeindex: string };
+  /** Opened on first use; reopened when recover() rebuilds the files, hence behind getters. */
+  private readonly indexes: SegmentIndexes;
   readonly io: FileIO;
   /** The descriptor cache this segment's files are opened through. */
   readonly fdCache: FileDescriptorCache;
@@ -81,13 +81,8 @@ export class LogSegment {
    * the loader and the roll); in a sealed segment zeros are damage, since a roll trims them.
    */
   zeroTailIsEnd = false;
-  private bytesSinceLastIndexEntry = 0;
-  private maxTimestampSoFar: number;
-  private offsetOfMaxTimestampSoFar: number;
   /** Last offset appended by this process (undefined: not known without a scan; the base bounds it). */
   private lastAppendedOffset: number | undefined;
-  /** Read-only with snapshotIndexes: index entries counted at open (later entries are not read). */
-  private indexEntryLimits: { index: number; timeindex: number } | undefined;
   /** Max timestamp of the first batch (segment.ms roll reference), loaded lazily. */
   private rollingBasedTimestamp: number | undefined;
   /** In-memory creation time (Kafka resets it on every load). */
@@ -116,23 +111,18 @@ export class LogSegment {
       logFile ??= new CachedFile(this.fdCache, this.logPath, mode, 'w+');
     }
     this.logFile = logFile ?? new CachedFile(this.fdCache, this.logPath, mode);
-    this.indexFilePaths = { index: file(INDEX_SUFFIX), timeindex: file(TIME_INDEX_SUFFIX) };
-    if (opts.snapshotIndexes && !opts.writable) {
-      this.indexEntryLimits = { index: this.offsetIndex.entries, timeindex: this.timeIndex.entries };
-      this.releaseIndexes();
-    }
+    this.indexes = new SegmentIndexes({
+      indexPath: file(INDEX_SUFFIX),
+      timeIndexPath: file(TIME_INDEX_SUFFIX),
+      openOffsetIndex: (p) => new OffsetIndex({ ...this.indexOptions(), path: p }),
+      openTimeIndex: (p) => new TimeIndex({ ...this.indexOptions(), path: p }),
+      baseOffset: opts.baseOffset,
+      indexIntervalBytes: opts.indexIntervalBytes,
+      snapshot: opts.snapshotIndexes === true && !opts.writable,
+    });
     this.size = this.logFile.fstat().size;
     this.preallocation = new SegmentPreallocation(this.logFile, opts.writable, this.size);
-    if (opts.writable) {
-      const last = this.timeIndex.lastEntry;
-      this.maxTimestampSoFar = last.timestamp;
-      this.offsetOfMaxTimestampSoFar = last.offset;
-    } else {
-      // A reader of a partition with hundreds of segments must not hold three descriptors per
-      // segment: read-only index files are opened on first use and released after summaries.
-      this.maxTimestampSoFar = -1;
-      this.offsetOfMaxTimestampSoFar = opts.baseOffset;
-    }
+    if (opts.writable) this.indexes.loadMaxTimestamp();
   }
 
   private indexOptions() {
@@ -140,30 +130,22 @@ export class LogSegment {
   }
 
   get offsetIndex(): OffsetIndex {
-    return (this.offsetIndexFile ??= this.bounded(new OffsetIndex({ ...this.indexOptions(), path: this.indexFilePaths.index }), this.indexEntryLimits?.index));
+    return this.indexes.offset.get();
   }
   get timeIndex(): TimeIndex {
-    return (this.timeIndexFile ??= this.bounded(new TimeIndex({ ...this.indexOptions(), path: this.indexFilePaths.timeindex }), this.indexEntryLimits?.timeindex));
-  }
-
-  private bounded<T extends OffsetIndex | TimeIndex>(index: T, limit: number | undefined): T {
-    if (limit !== undefined && index.entries > limit) index.entries = limit;
-    return index;
+    return this.indexes.time.get();
   }
 
   /** Read-only segments: closes the index files (reopened on next use). */
   releaseIndexes(): void {
-    if (this.writable) return;
-    this.offsetIndexFile?.close();
-    this.timeIndexFile?.close();
-    this.offsetIndexFile = this.timeIndexFile = undefined;
+    if (!this.writable) this.indexes.release();
   }
 
   get indexPath(): string {
-    return this.indexFilePaths.index;
+    return this.indexes.offset.path;
   }
   get timeIndexPath(): string {
-    return this.indexFilePaths.timeindex;
+    return this.indexes.time.path;
   }
   /** The `.log`, read through the descriptor cache (each call takes the descriptor for itself). */
   get file(): CachedFile {
@@ -173,12 +155,12 @@ export class LogSegment {
 
   get largestTimestamp(): number {
     if (!this.writable) return this.timeIndex.lastEntry.timestamp;
-    return this.maxTimestampSoFar;
+    return this.indexes.maxTimestampSoFar;
   }
 
   /** Whether the indexes can take another entry (Kafka rolls when either is full). */
   get indexesFull(): boolean {
-    return this.offsetIndex.isFull || this.timeIndex.isFull;
+    return this.indexes.full;
   }
 
   /** Max timestamp of the first batch, or −1 if empty or without timestamps. */
@@ -194,32 +176,18 @@ export class LogSegment {
   /**
    * Appends whole batches held in buf[start, end) at the end of the `.log`. `batches` describes
    * each batch (its size, last offset and max timestamp) in order; each gets index entries by
-   * Kafka's interval rule, so that every entry points at a single batch.
+   * Kafka's interval rule, so that every entry points at a single batch. The entries are written
+   * after the `.log` bytes, with one write(2) per index for the whole append (a commit of many
+   * small batches made two syscalls per batch before).
    */
   append(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): number {
     if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
     const position = this.size;
     this.checkAppend(buf, start, end, batches);
     const written = this.file.write(buf, start, end - start, position);
-    assert(written === end - start, `short write of ${written} of ${end - start} bytes`, { file: this.logPath, position });
+    if (written !== end - start) assert(false, `short write of ${written} of ${end - start} bytes`, { file: this.logPath, position });
     if (this.size === 0 && batches.length > 0) this.rollingBasedTimestamp = batches[0]!.maxTimestamp;
-    let p = position;
-    for (const b of batches) {
-      if (b.lastOffset - this.baseOffset > 0x7fffffff) {
-        throw new LogtoolError('out-of-range', `offset ${b.lastOffset} overflows segment ${this.baseOffset}`, { file: this.logPath });
-      }
-      if (b.maxTimestamp > this.maxTimestampSoFar) {
-        this.maxTimestampSoFar = b.maxTimestamp;
-        this.offsetOfMaxTimestampSoFar = b.lastOffset;
-      }
-      if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
-        this.offsetIndex.append(b.lastOffset, p);
-        this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
-        this.bytesSinceLastIndexEntry = 0;
-      }
-      this.bytesSinceLastIndexEntry += b.size;
-      p += b.size;
-    }
+    this.indexes.append(position, batches);
     this.size = position + written;
     this.preallocation.appended(this.size);
     this.dirty = true;
@@ -244,20 +212,26 @@ export class LogSegment {
   }
 
   /**
-   * The append's invariants: whole batches within buf, offsets above everything already in the
-   * segment and increasing from batch to batch, no batch below the segment's base offset.
+   * The append's invariants, checked before anything is written: whole batches within buf,
+   * offsets above everything already in the segment and increasing from batch to batch, no batch
+   * below the segment's base offset nor beyond the 32-bit offsets relative to it. On this path a
+   * message is built only when its check fails (a template string per batch cost more than the
+   * rest of the check).
    */
   private checkAppend(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): void {
     const where = { file: this.logPath, position: this.size };
-    assert(start >= 0 && start <= end && end <= buf.length, `append of bytes [${start}, ${end}) outside a buffer of ${buf.length}`, where);
+    if (!(start >= 0 && start <= end && end <= buf.length)) assert(false, `append of bytes [${start}, ${end}) outside a buffer of ${buf.length}`, where);
     let bytes = 0;
     let prev = this.lastAppendedOffset ?? this.baseOffset - 1;
     for (const b of batches) {
-      assert(b.lastOffset > prev, `batch ending at offset ${b.lastOffset} appended after offset ${prev}: offsets must increase`, where);
+      if (b.lastOffset <= prev) assert(false, `batch ending at offset ${b.lastOffset} appended after offset ${prev}: offsets must increase`, where);
+      if (b.lastOffset - this.baseOffset > 0x7fffffff) {
+        throw new LogtoolError('out-of-range', `offset ${b.lastOffset} overflows segment ${this.baseOffset}`, { file: this.logPath });
+      }
       prev = b.lastOffset;
       bytes += b.size;
     }
-    assert(bytes === end - start, `batches of ${bytes} bytes described for an append of ${end - start}`, where);
+    if (bytes !== end - start) assert(false, `batches of ${bytes} bytes described for an append of ${end - start}`, where);
     this.lastAppendedOffset = prev;
   }
 
@@ -277,36 +251,14 @@ export class LogSegment {
     });
   }
 
-  /**
-   * Position of the first entry whose last offset ≥ target (floor lookup, then scan), or
-   * undefined if no entry in the segment reaches the target.
-   */
+  /** Position of the first entry whose last offset ≥ target, or undefined (segment-lookup.ts). */
   translateOffset(target: number, startingFilePosition = 0, ignoreIndex = false): { position: number; entry: LogEntry } | undefined {
-    const floor = ignoreIndex ? { offset: this.baseOffset, position: 0 } : this.offsetIndex.lookup(target);
-    const start = Math.max(floor.position, startingFilePosition);
-    // An index entry past the end of the log (stale index) must not be trusted.
-    const from = start >= 0 && start <= this.size ? start : 0;
-    const scanner = this.scanner({ startPosition: from });
-    for (const entry of scanner.entries()) {
-      if (entry.lastOffset >= target) return { position: entry.position, entry };
-    }
-    // An index entry that does not point at a batch boundary (damaged index): scan from the start.
-    if (scanner.end.kind === 'corrupt' && from > 0) return this.translateOffset(target, 0, true);
-    return undefined;
+    return translateOffset(this, target, startingFilePosition, ignoreIndex);
   }
 
-  /** First record with timestamp ≥ ts and offset ≥ startOffset (Kafka's findOffsetByTimestamp). */
+  /** First record with timestamp ≥ ts and offset ≥ startOffset (segment-lookup.ts). */
   findOffsetByTimestamp(ts: number, startOffset = this.baseOffset): LogRecord | undefined {
-    const floor = this.timeIndex.lookup(ts);
-    const pos = this.offsetIndex.lookup(Math.max(floor.offset, startOffset)).position;
-    const scanner = this.scanner({ startPosition: pos >= 0 && pos <= this.size ? pos : 0 });
-    for (const entry of scanner.entries()) {
-      if (entry.maxTimestamp < ts || entry.lastOffset < startOffset) continue;
-      for (const r of entryRecords(entry, { file: this.logPath })) {
-        if (r.timestamp >= ts && r.offset >= startOffset) return r;
-      }
-    }
-    return undefined;
+    return findOffsetByTimestamp(this, ts, startOffset);
   }
 
   /**
@@ -320,9 +272,8 @@ export class LogSegment {
     // Both files are written in one pass through bounded buffers and renamed into place (one
     // write per 64 KiB, not one per entry). Not fsynced: the recovery point does not advance
     // past this segment until a flush, so a crash redoes the recovery.
-    const paths = { indexPath: this.offsetIndex.path, timeIndexPath: this.timeIndex.path };
-    this.offsetIndex.close();
-    this.timeIndex.close();
+    const paths = { indexPath: this.indexPath, timeIndexPath: this.timeIndexPath };
+    this.indexes.release();
     const scanner = this.scanner({ verifyCrc: true, validateOffsets: true });
     let r: ReturnType<typeof scanAndIndex>;
     try {
@@ -330,9 +281,9 @@ export class LogSegment {
         scanAndIndex(scanner, this.size, { baseOffset: this.baseOffset, indexIntervalBytes: this.indexIntervalBytes, onProgress: opts.onProgress }, sink),
       );
     } finally {
-      const indexOpts = { io: this.io, baseOffset: this.baseOffset, maxIndexBytes: this.maxIndexBytes, writable: true, files: this.fdCache };
-      this.offsetIndexFile = new OffsetIndex({ ...indexOpts, path: paths.indexPath });
-      this.timeIndexFile = new TimeIndex({ ...indexOpts, path: paths.timeIndexPath });
+      // Reopened at once (the rebuilt files), as writable as before: recover() runs on writable segments only.
+      this.indexes.offset.get();
+      this.indexes.time.get();
     }
     const truncatedBytes = this.size - r.validBytes;
     if (truncatedBytes > 0 && opts.truncate !== false) {
@@ -340,35 +291,15 @@ export class LogSegment {
       this.size = r.validBytes;
       this.preallocation.truncated(r.validBytes);
     }
-    this.maxTimestampSoFar = r.maxTimestamp;
-    this.offsetOfMaxTimestampSoFar = r.offsetOfMaxTimestamp;
-    this.bytesSinceLastIndexEntry = 0;
+    this.indexes.recovered(r.maxTimestamp, r.offsetOfMaxTimestamp);
     this.rollingBasedTimestamp = undefined;
     this.lastAppendedOffset = undefined;
     return { validBytes: r.validBytes, truncatedBytes, batches: r.batches, end: r.end, nextOffset: r.nextOffset };
   }
 
-  /**
-   * Next offset after the last entry: scans from the last index entry (cheap: at most about
-   * index.interval.bytes plus one batch). Also reports how the scan ended, so a torn tail is seen.
-   */
+  /** Next offset after the last entry, and how the scan from the last index entry ended (segment-lookup.ts). */
   readNextOffset(): { nextOffset: number | undefined; end: ScanEnd; validBytes: number } {
-    const last = this.offsetIndex.entries > 0 ? this.offsetIndex.entry(this.offsetIndex.entries - 1) : { offset: this.baseOffset, position: 0 };
-    // A damaged entry may point anywhere (negative, past the end): then scan from the start.
-    let start = last.position >= 0 && last.position <= this.size ? last.position : 0;
-    let next: number | undefined;
-    const scan = (from: number) => {
-      const s = this.scanner({ startPosition: from, verifyCrc: true });
-      for (const e of s.entries()) next = e.lastOffset + 1;
-      return s;
-    };
-    let s = scan(start);
-    if ((s.end.kind === 'corrupt' || (s.end.kind === 'end' && s.end.zeroTail)) && start > 0 && next === undefined) {
-      // The index pointed somewhere that is not a batch boundary: fall back to a full scan.
-      start = 0;
-      s = scan(0);
-    }
-    return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' && !s.end.zeroTail ? this.size : s.validBytes };
+    return readNextOffset(this);
   }
 
   /** Kafka's onBecomeInactiveSegment: final time-index entry, indexes and log trimmed. */
@@ -376,9 +307,7 @@ export class LogSegment {
     if (!this.writable) return;
     this.trimPreallocated();
     this.zeroTailIsEnd = false;
-    if (this.maxTimestampSoFar >= 0) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
-    this.offsetIndex.trimToValidSize();
-    this.timeIndex.trimToValidSize();
+    this.indexes.onBecomeInactive();
   }
 
   /**
@@ -386,9 +315,7 @@ export class LogSegment {
    * the cache, so that no later open of the same names gets one of these files.
    */
   closeDescriptors(): void {
-    this.offsetIndexFile?.close();
-    this.timeIndexFile?.close();
-    this.offsetIndexFile = this.timeIndexFile = undefined;
+    this.indexes.release();
     this.logFile.renamed(this.logFile.path);
   }
 
@@ -400,13 +327,12 @@ export class LogSegment {
     this.closeDescriptors();
     this.retired = true;
     this.logFile.renamed(this.logPath + suffix);
-    this.indexFilePaths = { index: this.indexFilePaths.index + suffix, timeindex: this.indexFilePaths.timeindex + suffix };
+    this.indexes.renamed(suffix);
   }
 
   /** Re-extends the indexes to their max size (for the active segment after load). */
   resizeIndexes(): void {
-    this.offsetIndex.resize(this.maxIndexBytes);
-    this.timeIndex.resize(this.maxIndexBytes);
+    this.indexes.resize(this.maxIndexBytes);
   }
 
   /** fdatasync of the `.log` only (group commit). */
@@ -427,8 +353,7 @@ export class LogSegment {
 
   /** fdatasync of `.index` and `.timeindex`. */
   flushIndexes(): void {
-    this.offsetIndex.flush();
-    this.timeIndex.flush();
+    this.indexes.flush();
   }
 
   /** Truncates the `.log` to `bytes` and drops index entries past it. */
@@ -436,16 +361,15 @@ export class LogSegment {
     this.file.truncate(bytes);
     this.size = bytes;
     this.preallocation.truncated(bytes);
-    this.offsetIndex.truncateTo(nextOffset);
-    this.timeIndex.truncateTo(nextOffset);
+    this.indexes.truncateTo(nextOffset);
     this.lastAppendedOffset = undefined;
   }
 
   close(): void {
     if (this.closed) return;
     if (this.writable && !this.retired) this.onBecomeInactive();
-    this.offsetIndexFile?.close();
-    this.timeIndexFile?.close();
+    this.indexes.offset.close();
+    this.indexes.time.close();
     this.closeLogFile();
   }
 
@@ -469,8 +393,8 @@ export class LogSegment {
         first ??= e;
       }
     };
-    attempt(() => this.offsetIndexFile?.close());
-    attempt(() => this.timeIndexFile?.close());
+    attempt(() => this.indexes.offset.close());
+    attempt(() => this.indexes.time.close());
     attempt(() => this.closeLogFile());
     if (first !== undefined) throw first;
   }
@@ -482,10 +406,6 @@ export class LogSegment {
   }
 }
 
-export interface AppendedBatchInfo {
-  size: number;
-  lastOffset: number;
-  maxTimestamp: number;
-}
+export type { AppendedBatchInfo };
 
 export { decodeRecords };

@@ -59,7 +59,7 @@ export class TimeIndex extends AbstractIndex {
     }
     if (timestamp <= this.last.timestamp) return;
     if (this.entries >= this.maxEntries) return; // no slot at all (only when trimmed and re-opened read-only)
-    assert(offset >= this.baseOffset && offset - this.baseOffset <= 0x7fffffff, `time index entry offset ${offset} is outside segment ${this.baseOffset}`, { file: this.path });
+    if (!(offset >= this.baseOffset && offset - this.baseOffset <= 0x7fffffff)) assert(false, `time index entry offset ${offset} is outside segment ${this.baseOffset}`, { file: this.path });
     const b = this.scratch;
     writeInt64(b, 0, timestamp);
     b.writeInt32BE(offset - this.baseOffset, 8);

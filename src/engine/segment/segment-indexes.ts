@@ -1,0 +1,143 @@
+/**
+ * The `.index` and `.timeindex` of one segment as its appends keep them: the index half of Kafka's
+ * LogSegment (lazyOffsetIndex, lazyTimeIndex, bytesSinceLastIndexEntry, maxTimestampAndOffsetSoFar
+ * and the index part of append and onBecomeInactiveSegment). Entries follow Kafka's interval rule
+ * (kafka-format.md §8) and are written with one write(2) per index for a whole append, after the
+ * `.log` bytes they point at: an entry never points past written data.
+ */
+import { LazyIndex } from './lazy-index.js';
+import type { OffsetIndex } from './offset-index.js';
+import type { TimeIndex } from './time-index.js';
+
+/** What an append tells the indexes of each batch. */
+export interface AppendedBatchInfo {
+  size: number;
+  lastOffset: number;
+  maxTimestamp: number;
+}
+
+export interface SegmentIndexesOptions {
+  indexPath: string;
+  timeIndexPath: string;
+  /** Open the files (with the segment's options at the time of opening). */
+  openOffsetIndex: (path: string) => OffsetIndex;
+  openTimeIndex: (path: string) => TimeIndex;
+  baseOffset: number;
+  indexIntervalBytes: number;
+  /** Read-only: count the entries now and never read past them (LogSegment's snapshotIndexes). */
+  snapshot: boolean;
+}
+
+export class SegmentIndexes {
+  readonly offset: LazyIndex<OffsetIndex>;
+  readonly time: LazyIndex<TimeIndex>;
+  private readonly indexIntervalBytes: number;
+  private bytesSinceLastIndexEntry = 0;
+  /** Largest timestamp appended and the offset it came with (−1 and the base offset: none known). */
+  maxTimestampSoFar = -1;
+  offsetOfMaxTimestampSoFar: number;
+
+  constructor(opts: SegmentIndexesOptions) {
+    this.offset = new LazyIndex(opts.indexPath, opts.openOffsetIndex);
+    this.time = new LazyIndex(opts.timeIndexPath, opts.openTimeIndex);
+    this.indexIntervalBytes = opts.indexIntervalBytes;
+    this.offsetOfMaxTimestampSoFar = opts.baseOffset;
+    if (opts.snapshot) {
+      this.offset.snapshotEntries();
+      this.time.snapshotEntries();
+      this.release();
+    }
+  }
+
+  /**
+   * A writable segment: the largest timestamp so far from the last time-index entry. (A reader of
+   * a partition with hundreds of segments opens no index for it: read-only index files are opened
+   * on first use and released after summaries.)
+   */
+  loadMaxTimestamp(): void {
+    const last = this.time.get().lastEntry;
+    this.maxTimestampSoFar = last.timestamp;
+    this.offsetOfMaxTimestampSoFar = last.offset;
+  }
+
+  /** Whether either index is full (Kafka rolls then). */
+  get full(): boolean {
+    return this.offset.get().isFull || this.time.get().isFull;
+  }
+
+  /** Kafka's LogSegment.append index rule for batches just written at `position`: at most one entry per batch in each index. */
+  append(position: number, batches: readonly AppendedBatchInfo[]): void {
+    const offsetIndex = this.offset.get();
+    const timeIndex = this.time.get();
+    offsetIndex.holdWrites();
+    timeIndex.holdWrites();
+    try {
+      let p = position;
+      for (const b of batches) {
+        if (b.maxTimestamp > this.maxTimestampSoFar) {
+          this.maxTimestampSoFar = b.maxTimestamp;
+          this.offsetOfMaxTimestampSoFar = b.lastOffset;
+        }
+        if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
+          offsetIndex.append(b.lastOffset, p);
+          timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
+          this.bytesSinceLastIndexEntry = 0;
+        }
+        this.bytesSinceLastIndexEntry += b.size;
+        p += b.size;
+      }
+    } finally {
+      try {
+        offsetIndex.writeHeld();
+      } finally {
+        timeIndex.writeHeld();
+      }
+    }
+  }
+
+  /** After recovery rebuilt the files: the interval rule restarts from the rebuild's end. */
+  recovered(maxTimestamp: number, offsetOfMaxTimestamp: number): void {
+    this.maxTimestampSoFar = maxTimestamp;
+    this.offsetOfMaxTimestampSoFar = offsetOfMaxTimestamp;
+    this.bytesSinceLastIndexEntry = 0;
+  }
+
+  /** Kafka's onBecomeInactiveSegment, index part: the final time-index entry, both files trimmed. */
+  onBecomeInactive(): void {
+    if (this.maxTimestampSoFar >= 0) this.time.get().maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
+    this.each((index) => index.trimToValidSize());
+  }
+
+  /** Re-extends both files to their max size (the active segment after load). */
+  resize(maxIndexBytes: number): void {
+    this.each((index) => index.resize(maxIndexBytes));
+  }
+
+  /** fdatasync of both files. */
+  flush(): void {
+    this.each((index) => index.flush());
+  }
+
+  /** Drops the entries at or above nextOffset. */
+  truncateTo(nextOffset: number): void {
+    this.each((index) => index.truncateTo(nextOffset));
+  }
+
+  /** Closes both files; the next use opens them again. */
+  release(): void {
+    this.offset.release();
+    this.time.release();
+  }
+
+  /** After the files were renamed `<name><suffix>`. */
+  renamed(suffix: string): void {
+    this.offset.renamed(suffix);
+    this.time.renamed(suffix);
+  }
+
+  /** The offset index, then the time index (Kafka's order). */
+  private each(action: (index: OffsetIndex | TimeIndex) => void): void {
+    action(this.offset.get());
+    action(this.time.get());
+  }
+}

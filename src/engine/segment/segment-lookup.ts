@@ -1,0 +1,78 @@
+/**
+ * Finding a place in one segment (Kafka's LogSegment.translateOffset, findOffsetByTimestamp and
+ * readNextOffset): the floor entry of an index, then a scan of the `.log` from it. An index entry
+ * that points outside the log, or not at a batch boundary (a stale or damaged index), is not
+ * trusted: the scan then starts at the segment's beginning.
+ */
+import type { EntryScanner, LogEntry, ScanEnd } from './file-records.js';
+import type { OffsetIndex } from './offset-index.js';
+import type { TimeIndex } from './time-index.js';
+import type { LogRecord } from '../format/record-batch.js';
+import { entryRecords } from '../format/entry-records.js';
+
+/** What the lookups need of a segment (LogSegment). */
+export interface ScannableSegment {
+  readonly baseOffset: number;
+  readonly logPath: string;
+  /** Bytes of log entries in the `.log`. */
+  readonly size: number;
+  readonly offsetIndex: OffsetIndex;
+  readonly timeIndex: TimeIndex;
+  scanner(opts: { startPosition?: number; verifyCrc?: boolean }): EntryScanner;
+}
+
+/**
+ * Position of the first entry whose last offset ≥ target (floor lookup, then scan), or
+ * undefined if no entry in the segment reaches the target.
+ */
+export function translateOffset(seg: ScannableSegment, target: number, startingFilePosition = 0, ignoreIndex = false): { position: number; entry: LogEntry } | undefined {
+  const floor = ignoreIndex ? { offset: seg.baseOffset, position: 0 } : seg.offsetIndex.lookup(target);
+  const start = Math.max(floor.position, startingFilePosition);
+  // An index entry past the end of the log (stale index) must not be trusted.
+  const from = start >= 0 && start <= seg.size ? start : 0;
+  const scanner = seg.scanner({ startPosition: from });
+  for (const entry of scanner.entries()) {
+    if (entry.lastOffset >= target) return { position: entry.position, entry };
+  }
+  // An index entry that does not point at a batch boundary (damaged index): scan from the start.
+  if (scanner.end.kind === 'corrupt' && from > 0) return translateOffset(seg, target, 0, true);
+  return undefined;
+}
+
+/** First record with timestamp ≥ ts and offset ≥ startOffset (Kafka's findOffsetByTimestamp). */
+export function findOffsetByTimestamp(seg: ScannableSegment, ts: number, startOffset = seg.baseOffset): LogRecord | undefined {
+  const floor = seg.timeIndex.lookup(ts);
+  const pos = seg.offsetIndex.lookup(Math.max(floor.offset, startOffset)).position;
+  const scanner = seg.scanner({ startPosition: pos >= 0 && pos <= seg.size ? pos : 0 });
+  for (const entry of scanner.entries()) {
+    if (entry.maxTimestamp < ts || entry.lastOffset < startOffset) continue;
+    for (const r of entryRecords(entry, { file: seg.logPath })) {
+      if (r.timestamp >= ts && r.offset >= startOffset) return r;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Next offset after the last entry: scans from the last index entry (cheap: at most about
+ * index.interval.bytes plus one batch). Also reports how the scan ended, so a torn tail is seen.
+ */
+export function readNextOffset(seg: ScannableSegment): { nextOffset: number | undefined; end: ScanEnd; validBytes: number } {
+  const index = seg.offsetIndex;
+  const last = index.entries > 0 ? index.entry(index.entries - 1) : { offset: seg.baseOffset, position: 0 };
+  // A damaged entry may point anywhere (negative, past the end): then scan from the start.
+  let start = last.position >= 0 && last.position <= seg.size ? last.position : 0;
+  let next: number | undefined;
+  const scan = (from: number) => {
+    const s = seg.scanner({ startPosition: from, verifyCrc: true });
+    for (const e of s.entries()) next = e.lastOffset + 1;
+    return s;
+  };
+  let s = scan(start);
+  if ((s.end.kind === 'corrupt' || (s.end.kind === 'end' && s.end.zeroTail)) && start > 0 && next === undefined) {
+    // The index pointed somewhere that is not a batch boundary: fall back to a full scan.
+    start = 0;
+    s = scan(0);
+  }
+  return { nextOffset: next, end: s.end, validBytes: s.end.kind === 'end' && !s.end.zeroTail ? seg.size : s.validBytes };
+}

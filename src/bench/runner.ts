@@ -128,7 +128,7 @@ export function makeContext(init: WorkerRequest['ctx'], onProgress: (fraction: n
   };
 }
 
-/** The selected scenarios in run order, with every baseline they name (transitively). */
+/** The selected scenarios in run order, with every baseline they name and what they are shown with (transitively). */
 export function selectScenarios(all: BenchScenario[], only: string[] | undefined): BenchScenario[] {
   if (!only || only.length === 0) return all;
   const byName = new Map(all.map((s) => [s.name, s]));
@@ -139,6 +139,7 @@ export function selectScenarios(all: BenchScenario[], only: string[] | undefined
     if (wanted.has(name)) return;
     wanted.add(name);
     if (s.baselineName) add(s.baselineName);
+    for (const other of s.shownWith ?? []) add(other);
   };
   for (const n of only) add(n);
   return all.filter((s) => wanted.has(s.name));

@@ -66,6 +66,11 @@ export interface BenchScenario {
   baseline?: boolean;
   /** Name of the baseline (or earlier scenario) this one is judged against. */
   baselineName?: string;
+  /**
+   * Scenarios read beside this one, run with it when `--scenarios` selects it (the thread-pool
+   * fdatasync baseline beside a sync scenario, so the report shows what the hop costs).
+   */
+  shownWith?: string[];
   /** Which metric the ratio compares (scenario / baseline). Default recordsPerSec. */
   ratioMetric?: RatioMetric;
   target?: BenchTarget;

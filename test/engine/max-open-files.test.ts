@@ -14,7 +14,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log, LogtoolError } from '../../src/api.js';
-import { FileDescriptorCache } from '../../src/engine/segment/fd-cache.js';
+import { CachedFile, FileDescriptorCache } from '../../src/engine/segment/fd-cache.js';
 import { realIO } from '../../src/engine/io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { cliPath, engineEntry, ensureBuilt } from '../helpers/build.js';
@@ -164,6 +164,37 @@ describe('descriptors held', () => {
     cache.closeAll();
     expect(openFds()).toBe(baseline);
     expect(() => new FileDescriptorCache(realIO, 0)).toThrow(/maxOpenFiles must be a positive integer/);
+  });
+
+  it('repeated use of the most recent file keeps recency exact; a renamed file is used under its new name', () => {
+    const dir = makeTempDir('logtool-fd-recent-');
+    const [a, b, c] = ['a', 'b', 'c'].map((n) => {
+      const f = path.join(dir, n);
+      fs.writeFileSync(f, n);
+      return f;
+    }) as [string, string, string];
+    const cache = new FileDescriptorCache(realIO, 2);
+    cache.entry(a, 'r');
+    cache.entry(b, 'r');
+    cache.entry(b, 'r'); // already the most recent
+    cache.entry(a, 'r'); // now a is, b the least recent
+    cache.entry(c, 'r'); // evicts b, not a
+    expect(cache.entry(a, 'r').opened).toBe(false);
+    expect(cache.entry(b, 'r').opened).toBe(true);
+    cache.closeAll();
+    // A CachedFile keeps its cache key: after a rename it must look up (and write) the new name.
+    const file = new CachedFile(cache, a, 'r+');
+    file.write(Buffer.from('A'), 0, 1, 0);
+    const moved = path.join(dir, 'moved');
+    file.renamed(moved);
+    fs.renameSync(a, moved);
+    fs.writeFileSync(a, 'x'); // a new file under the old name must not be written
+    file.write(Buffer.from('M'), 0, 1, 1);
+    file.close();
+    expect(fs.readFileSync(moved, 'utf8')).toBe('AM');
+    expect(fs.readFileSync(a, 'utf8')).toBe('x');
+    expect(cache.openFiles).toBe(0);
+    cache.closeAll();
   });
 
   it('a compaction swap and a retention deletion leave no cached descriptor of the old files: reads see the new segments', async () => {

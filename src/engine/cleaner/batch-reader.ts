@@ -21,11 +21,21 @@ export interface Batch {
   bufPos: number;
 }
 
+/** File positions [from, to) of a segment. */
+export interface PositionRange {
+  from: number;
+  to: number;
+}
+
+const NOTHING_VERIFIED: PositionRange = { from: 0, to: 0 };
+
 export class BatchReader {
   private buf: Buffer;
   private readonly io: FileIO;
   /** Bytes read from disk so far. */
   bytesRead = 0;
+  /** Bytes of the batches whose CRC was computed so far. */
+  bytesCrcChecked = 0;
 
   constructor(io: FileIO, chunkBytes = READ_CHUNK_BYTES) {
     this.io = io;
@@ -39,9 +49,11 @@ export class BatchReader {
 
   /**
    * Batches of a sealed segment from startPosition (a batch boundary) to its end. Throws a
-   * `corrupt` LogtoolError at the first entry that is not a valid v2 batch of this segment.
+   * `corrupt` LogtoolError at the first entry that is not a valid v2 batch of this segment. The
+   * CRC of a batch lying wholly inside `verified` (positions whose CRCs this run has checked
+   * already) is not computed again; every other check is made.
    */
-  *batches(seg: LogSegment, startPosition = 0, verifyCrc = true): Generator<Batch> {
+  *batches(seg: LogSegment, startPosition = 0, verified: PositionRange = NOTHING_VERIFIED): Generator<Batch> {
     assert(seg.io === this.io, 'a segment read through another I/O layer than the cleaner\'s', { file: seg.logPath });
     const src = seg.file;
     const end = seg.size;
@@ -81,7 +93,10 @@ export class BatchReader {
       ensure(size);
       p = pos - bufStart;
       const h = readBatchHeader(this.buf, p);
-      if (verifyCrc && computeBatchCrc(this.buf, p, size) !== h.crc) throw fail(pos, `CRC-32C mismatch in batch at offset ${h.baseOffset}`);
+      if (pos < verified.from || pos + size > verified.to) {
+        this.bytesCrcChecked += size;
+        if (computeBatchCrc(this.buf, p, size) !== h.crc) throw fail(pos, `CRC-32C mismatch in batch at offset ${h.baseOffset}`);
+      }
       const last = h.baseOffset + h.lastOffsetDelta;
       if (h.lastOffsetDelta < 0 || h.recordsCount < 0) throw fail(pos, `batch at offset ${h.baseOffset} has a negative lastOffsetDelta or record count`);
       if (h.baseOffset < seg.baseOffset || last - seg.baseOffset > 0x7fffffff) throw fail(pos, `offsets ${h.baseOffset}..${last} lie outside segment ${seg.baseOffset}`);

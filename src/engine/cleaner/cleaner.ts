@@ -103,6 +103,7 @@ export class Cleaner {
         if (!failed) throw e; // otherwise the first failure is the one reported
       }
       this.report.durationMs = Math.round(performance.now() - t0);
+      this.report.bytesCrcChecked = this.ctx.scan.bytesCrcChecked;
       this.ctx.progress.sampleMemory();
     }
     return this.report;
@@ -126,7 +127,7 @@ export class Cleaner {
     }
     const inRange = segments.filter((s) => s.baseOffset < firstUncleanable);
     this.checkCleanable(inRange, facts);
-    this.sizeMemory(inRange, facts);
+    this.sizeMemory(inRange, facts, firstUncleanable - firstDirty);
     r.bytesBefore = inRange.reduce((n, s) => n + s.size, 0);
     // Records without a key: the clean part now, the dirty part while the first map is built.
     const keyless = new KeylessTally();
@@ -138,7 +139,7 @@ export class Cleaner {
       pass++;
       if (pass > 1) facts = await this.analyze(segments, firstDirty);
       const map = this.map!;
-      map.clear();
+      map.clear(firstDirty);
       const range = { start: firstDirty, end: firstUncleanable, pass };
       await buildOffsetMap(this.ctx, map, segments, new TxnMetadata(facts.aborted), range, pass === 1 ? keyless : undefined);
       if (pass === 1) keyless.throwIfAny();
@@ -154,6 +155,7 @@ export class Cleaner {
       const finalPass = endOffset >= firstUncleanable || pass >= maxPasses;
       const round = { endOffset, firstUncleanable, pass, finalPass };
       segments = await this.segmentsCleaner.clean(segments, map, new TxnMetadata(facts.aborted), this.activeProducers(facts), round);
+      r.offsetMap.keysHashed += map.lookups;
       firstDirty = endOffset;
       r.cleanedThrough = endOffset;
       r.passes = pass;
@@ -176,14 +178,15 @@ export class Cleaner {
   }
 
   /** Splits the memory bound between I/O buffers and the offset map (memory.ts). */
-  private sizeMemory(inRange: LogSegment[], facts: LogFacts): void {
+  private sizeMemory(inRange: LogSegment[], facts: LogFacts, dirtyOffsets: number): void {
     const sized = sizeCleanerMemory(
       inRange.map((s) => facts.segments.get(s)!),
-      { maxMemoryBytes: this.opts.maxMemoryBytes, offsetMapBytes: this.opts.offsetMapBytes, headerWindowBytes: HEADER_WINDOW_BYTES },
+      { maxMemoryBytes: this.opts.maxMemoryBytes, offsetMapBytes: this.opts.offsetMapBytes, headerWindowBytes: HEADER_WINDOW_BYTES, dirtyOffsets },
     );
     this.map = sized.map;
     this.ctx.scan.maxDecompressedBytes = sized.maxDecompressedBytes;
-    this.report.offsetMap = { slots: sized.map.slots, memoryBytes: sized.map.memoryBytes, maxEntries: sized.map.maxEntries, peakEntries: 0 };
+    const m = sized.map;
+    this.report.offsetMap = { slots: m.slots, memoryBytes: m.memoryBytes, markBytes: m.markBytes, maxEntries: m.maxEntries, peakEntries: 0, keysHashed: 0 };
     this.report.memory.accountedBytes = sized.accountedBytes;
   }
 
@@ -263,7 +266,9 @@ interface HeaderEntry {
 
 /**
  * Batch headers of a segment without reading the records: a 64 KiB window serves runs of small
- * batches, larger batches are skipped over. Stops quietly at anything that is not a whole entry
+ * batches; after a batch larger than the window only the next header is read (batches that large
+ * tend to follow each other), so a segment of large batches costs a few bytes per batch, not a
+ * window each. Stops quietly at anything that is not a whole entry
  * (the map-building and recopying scans verify every batch and report corruption).
  */
 function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<HeaderEntry> {
@@ -272,9 +277,10 @@ function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<Head
   let winStart = 0;
   let winLen = 0;
   let pos = 0;
+  let afterLargeBatch = false;
   const load = (at: number, need: number): boolean => {
     if (at >= winStart && at + need <= winStart + winLen) return true;
-    const want = Math.min(HEADER_WINDOW_BYTES, size - at);
+    const want = Math.min(afterLargeBatch ? RECORD_BATCH_OVERHEAD : HEADER_WINDOW_BYTES, size - at);
     if (want < need) return false;
     winLen = file.read(win, 0, want, at);
     winStart = at;
@@ -307,6 +313,7 @@ function* batchHeaders(io: FileIO, seg: LogSegment, win: Buffer): Generator<Head
       },
     };
     pos += entrySize;
+    afterLargeBatch = entrySize > HEADER_WINDOW_BYTES;
   }
 }
 

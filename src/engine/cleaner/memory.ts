@@ -2,12 +2,14 @@
  * The cleaner's memory sizing (Kafka's log.cleaner.dedupe.buffer.size and io.buffer.size, here one
  * bound, `--max-memory`): the bound is split between I/O buffers sized for the largest batch in
  * the range and the offset map (offset-map.ts), which gets what remains — no more than the dirty
- * range could fill, unless sized explicitly.
+ * range could fill, unless sized explicitly. When the bound has room left after that, the map
+ * also marks the dirty range's latest offsets (two bits per offset, offset-map.ts), sparing the
+ * recopy a second hash of every dirty key.
  */
 import { InvalidArgumentError } from '../errors.js';
 import { RECORD_BATCH_OVERHEAD } from '../format/record-batch.js';
 import { READ_CHUNK_BYTES } from './batch-reader.js';
-import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR } from './offset-map.js';
+import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR, markBytesFor, MAX_MARKED_OFFSETS } from './offset-map.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
 /**
@@ -38,7 +40,7 @@ export interface CleanerMemory {
 /** Splits the memory bound between I/O buffers and the offset map. */
 export function sizeCleanerMemory(
   segments: Iterable<SegmentSizing>,
-  sizes: { maxMemoryBytes?: number; offsetMapBytes?: number; headerWindowBytes: number },
+  sizes: { maxMemoryBytes?: number; offsetMapBytes?: number; headerWindowBytes: number; dirtyOffsets?: number },
 ): CleanerMemory {
   const bound = sizes.maxMemoryBytes ?? DEFAULT_CLEANER_MEMORY_BYTES;
   const { offsetMapBytes } = sizes;
@@ -71,6 +73,9 @@ export function sizeCleanerMemory(
       `maxMemoryBytes ${bound} is too small: I/O buffers for batches of up to ${maxEntry} bytes need ${reserve} bytes, leaving no room for the offset map`,
     );
   }
-  const map = new OffsetMap(mapBytes);
-  return { map, maxDecompressedBytes, accountedBytes: map.memoryBytes + reserve };
+  // Marks for the dirty range's offsets (firstUncleanable − firstDirty), in what the bound has left.
+  const dirtyOffsets = sizes.dirtyOffsets ?? 0;
+  const marks = dirtyOffsets > 0 && dirtyOffsets <= MAX_MARKED_OFFSETS && reserve + mapBytes + markBytesFor(dirtyOffsets) <= bound ? dirtyOffsets : 0;
+  const map = new OffsetMap(mapBytes, DEFAULT_LOAD_FACTOR, marks);
+  return { map, maxDecompressedBytes, accountedBytes: map.memoryBytes + map.markBytes + reserve };
 }

@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { InvalidArgumentError } from '../errors.js';
+import { shortMd5, SHORT_MD5_MAX_BYTES } from './md5.js';
 
 export const OFFSET_MAP_HASH_BYTES = 16;
 export const OFFSET_MAP_ENTRY_BYTES = OFFSET_MAP_HASH_BYTES + 8;
@@ -18,77 +19,68 @@ export const DEFAULT_LOAD_FACTOR = 0.9;
 
 const nativeHash = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'buffer') => Buffer }).hash;
 const LITTLE_ENDIAN = os.endianness() === 'LE';
-/** Keys up to this length are hashed by the JavaScript MD5 below (no allocation, ~4× faster). */
-const JS_MD5_MAX_KEY_BYTES = 119;
-
-// RFC 1321 MD5 for short inputs (one or two 64-byte blocks), writing the digest as four
-// little-endian words — the same 16 bytes node:crypto produces (test/engine/cleaner proves it).
-const S = Int8Array.from([7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21]);
-const K = new Int32Array(64).map((_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 4294967296) | 0);
-const G = new Int8Array(64).map((_, i) => (i < 16 ? i : i < 32 ? (5 * i + 1) & 15 : i < 48 ? (3 * i + 5) & 15 : (7 * i) & 15));
-const W = new Int32Array(16);
-const TAIL = Buffer.alloc(128);
-const ST = new Int32Array(4);
-
-function md5Block(w: Int32Array): void {
-  let a = ST[0]!;
-  let b = ST[1]!;
-  let c = ST[2]!;
-  let d = ST[3]!;
-  for (let i = 0; i < 64; i++) {
-    const f = i < 16 ? (b & c) | (~b & d) : i < 32 ? (d & b) | (~d & c) : i < 48 ? b ^ c ^ d : c ^ (b | ~d);
-    const t = d;
-    d = c;
-    c = b;
-    const x = (a + f + K[i]! + w[G[i]!]!) | 0;
-    const s = S[i]!;
-    b = (b + ((x << s) | (x >>> (32 - s)))) | 0;
-    a = t;
-  }
-  ST[0] = (ST[0]! + a) | 0;
-  ST[1] = (ST[1]! + b) | 0;
-  ST[2] = (ST[2]! + c) | 0;
-  ST[3] = (ST[3]! + d) | 0;
-}
-
-function loadWords(src: Uint8Array, p: number): void {
-  for (let j = 0; j < 16; j++, p += 4) W[j] = src[p]! | (src[p + 1]! << 8) | (src[p + 2]! << 16) | (src[p + 3]! << 24);
-}
-
-function jsMd5(buf: Buffer, start: number, end: number, out: Int32Array): void {
-  ST[0] = 0x67452301;
-  ST[1] = 0xefcdab89 | 0;
-  ST[2] = 0x98badcfe | 0;
-  ST[3] = 0x10325476;
-  const len = end - start;
-  let p = start;
-  for (; end - p >= 64; p += 64) {
-    loadWords(buf, p);
-    md5Block(W);
-  }
-  const rem = end - p;
-  TAIL.fill(0);
-  buf.copy(TAIL, 0, p, end);
-  TAIL[rem] = 0x80;
-  const total = rem + 9 <= 64 ? 64 : 128;
-  TAIL.writeUInt32LE((len * 8) >>> 0, total - 8);
-  TAIL.writeUInt32LE(Math.floor(len / 0x20000000), total - 4);
-  for (let o = 0; o < total; o += 64) {
-    loadWords(TAIL, o);
-    md5Block(W);
-  }
-  out[0] = ST[0]!;
-  out[1] = ST[1]!;
-  out[2] = ST[2]!;
-  out[3] = ST[3]!;
-}
 
 /** MD5 of buf[start, end) into the 16 bytes behind out (four little-endian words). */
 export function md5Into(buf: Buffer, start: number, end: number, out: Int32Array): void {
-  if (LITTLE_ENDIAN && end - start <= JS_MD5_MAX_KEY_BYTES) return jsMd5(buf, start, end, out);
+  if (LITTLE_ENDIAN && end - start <= SHORT_MD5_MAX_BYTES) return shortMd5(buf, start, end, out);
   const view = buf.subarray(start, end);
   const digest = nativeHash ? nativeHash('md5', view, 'buffer') : crypto.createHash('md5').update(view).digest();
   digest.copy(Buffer.from(out.buffer, out.byteOffset, OFFSET_MAP_HASH_BYTES));
+}
+
+/**
+ * Which offsets of a round's dirty range the map holds as their key's latest: two bits per offset
+ * (mapped; still the latest), set as the map is built, so the recopy can tell a dirty record's
+ * fate without hashing its key a second time. Offsets outside [base, base + capacity) are not
+ * marked (the recopy looks their keys up).
+ */
+class LatestMarks {
+  readonly capacity: number;
+  private base = 0;
+  private readonly mapped: Int32Array;
+  private readonly latest: Int32Array;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.mapped = new Int32Array(Math.ceil(capacity / 32));
+    this.latest = new Int32Array(this.mapped.length);
+  }
+
+  get memoryBytes(): number {
+    return this.mapped.byteLength + this.latest.byteLength;
+  }
+
+  reset(base: number): void {
+    this.base = base;
+    this.mapped.fill(0);
+    this.latest.fill(0);
+  }
+
+  /** `offset` is now its key's latest, in place of `replaced` (−1 for a key new to the map). */
+  mark(offset: number, replaced: number): void {
+    const i = offset - this.base;
+    if (i >= 0 && i < this.capacity) {
+      this.mapped[i >>> 5]! |= 1 << (i & 31);
+      this.latest[i >>> 5]! |= 1 << (i & 31);
+    }
+    const r = replaced - this.base;
+    if (replaced >= 0 && r >= 0 && r < this.capacity) this.latest[r >>> 5]! &= ~(1 << (r & 31));
+  }
+
+  /** 1: mapped and still its key's latest; 0: mapped and replaced since; −1: not marked. */
+  state(offset: number): number {
+    const i = offset - this.base;
+    if (i < 0 || i >= this.capacity || (this.mapped[i >>> 5]! & (1 << (i & 31))) === 0) return -1;
+    return (this.latest[i >>> 5]! >>> (i & 31)) & 1;
+  }
+}
+
+/** Most offsets a map can mark (bit indexes stay 31-bit). */
+export const MAX_MARKED_OFFSETS = 0x7fffffff;
+
+/** Bytes of the marks for `offsets` offsets (two bits each, in 32-bit words). */
+export function markBytesFor(offsets: number): number {
+  return 8 * Math.ceil(offsets / 32);
 }
 
 export class OffsetMap {
@@ -111,8 +103,13 @@ export class OffsetMap {
   private readonly hashInts = new Int32Array(4);
   private readonly hashWords = new Uint32Array(this.hashInts.buffer);
   private readonly hash = Buffer.from(this.hashInts.buffer);
+  private readonly marks: LatestMarks | undefined;
 
-  constructor(memoryBytes: number, loadFactor = DEFAULT_LOAD_FACTOR) {
+  /**
+   * `markOffsets` > 0 also keeps LatestMarks for that many offsets from the base given to clear()
+   * (markBytesFor(markOffsets) more bytes): isLatest then answers for them without hashing.
+   */
+  constructor(memoryBytes: number, loadFactor = DEFAULT_LOAD_FACTOR, markOffsets = 0) {
     const slots = Math.floor(memoryBytes / OFFSET_MAP_ENTRY_BYTES);
     if (!Number.isSafeInteger(slots) || slots < 2 || slots > 0x7fffffff) {
       throw new InvalidArgumentError(['memoryBytes'], `the offset map needs between 48 bytes and ${0x7fffffff * OFFSET_MAP_ENTRY_BYTES} bytes, not ${memoryBytes}`);
@@ -126,11 +123,17 @@ export class OffsetMap {
     this.bytes = Buffer.from(ab);
     this.words = new Uint32Array(ab);
     this.offsets = new Float64Array(ab);
+    if (markOffsets > 0) this.marks = new LatestMarks(Math.min(markOffsets, MAX_MARKED_OFFSETS));
   }
 
   /** Bytes held by the table. */
   get memoryBytes(): number {
     return this.bytes.length;
+  }
+
+  /** Bytes held by the marks (0 without). */
+  get markBytes(): number {
+    return this.marks?.memoryBytes ?? 0;
   }
 
   get isFull(): boolean {
@@ -142,8 +145,10 @@ export class OffsetMap {
     return this.size / this.slots;
   }
 
-  clear(): void {
+  /** Empties the map; the marks, if any, cover offsets from `markBase` on. */
+  clear(markBase = 0): void {
     this.bytes.fill(0);
+    this.marks?.reset(markBase);
     this.size = 0;
     this.latestOffset = -1;
     this.lookups = 0;
@@ -157,7 +162,9 @@ export class OffsetMap {
   private slotOf(attempt: number): number {
     const h = this.hash;
     const at = Math.min(attempt, OFFSET_MAP_HASH_BYTES - 4);
-    const probe = (h.readInt32BE(at) + Math.max(0, attempt - OFFSET_MAP_HASH_BYTES + 4)) | 0;
+    // The 4 hash bytes at `at` as a big-endian int (plain loads: Buffer.readInt32BE re-checks bounds).
+    const window = (h[at]! << 24) | (h[at + 1]! << 16) | (h[at + 2]! << 8) | h[at + 3]!;
+    const probe = (window + Math.max(0, attempt - OFFSET_MAP_HASH_BYTES + 4)) | 0;
     this.probes++;
     return Math.abs(probe) % this.slots;
   }
@@ -187,6 +194,7 @@ export class OffsetMap {
     let slot = this.slotOf(attempt);
     while (!this.isEmpty(slot)) {
       if (this.matches(slot)) {
+        this.marks?.mark(offset, this.offsets[slot * 3 + 2]!);
         this.offsets[slot * 3 + 2] = offset;
         this.updateLatestOffset(offset);
         return true;
@@ -200,6 +208,7 @@ export class OffsetMap {
     this.words[w + 2] = hw[2]!;
     this.words[w + 3] = hw[3]!;
     this.offsets[slot * 3 + 2] = offset;
+    this.marks?.mark(offset, -1);
     this.size++;
     this.updateLatestOffset(offset);
     return true;
@@ -217,5 +226,16 @@ export class OffsetMap {
       slot = this.slotOf(++attempt);
     }
     return -1;
+  }
+
+  /**
+   * Whether no later offset than `offset` is mapped for its key buf[start, end) — what the
+   * recopy keeps (Kafka's `offset >= map.get(key)`, an absent key included). An offset marked
+   * when it was mapped is answered from the marks, without hashing the key again.
+   */
+  isLatest(offset: number, buf: Buffer, start: number, end: number): boolean {
+    const marked = this.marks ? this.marks.state(offset) : -1;
+    if (marked >= 0) return marked === 1;
+    return offset >= this.get(buf, start, end);
   }
 }

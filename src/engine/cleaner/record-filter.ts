@@ -80,9 +80,9 @@ export class RecordFilter {
         const kl = refs.keyLen[i]!;
         if (kl < 0) retain = false;
         else {
-          const found = map.get(data, refs.keyStart[i]!, refs.keyStart[i]! + kl);
-          retain = offset >= found && (!isTombstone || retainDeletes);
-          if (!retain && isTombstone && offset >= found) tombstonesDropped++;
+          const latestOfKey = map.isLatest(offset, data, refs.keyStart[i]!, refs.keyStart[i]! + kl);
+          retain = latestOfKey && (!isTombstone || retainDeletes);
+          if (!retain && isTombstone && latestOfKey) tombstonesDropped++;
         }
       }
       if (retain) {

@@ -6,7 +6,7 @@
  */
 import { LogtoolError } from '../errors.js';
 import type { LogSegment } from '../segment/segment.js';
-import { BatchReader, type Batch } from './batch-reader.js';
+import { BatchReader, type Batch, type PositionRange } from './batch-reader.js';
 import { RecordRefs, walkRecords } from './batch-records.js';
 import type { CleanerProgress, CleanReport } from './stats.js';
 import type { CleanableLog, CleanerOptions } from './types.js';
@@ -19,15 +19,34 @@ export class CleanerScan {
   /** A cleaned group has been swapped into the log. */
   changed = false;
   private readonly reader: BatchReader;
+  /** Per segment, the positions whose batches have had their CRC verified in this run. */
+  private readonly verified = new Map<LogSegment, PositionRange>();
 
   constructor(reader: BatchReader) {
     this.reader = reader;
   }
 
-  /** Entries of a segment with CRC verification; corruption stops the cleaner. */
+  /** Bytes whose CRC was computed in this run. */
+  get bytesCrcChecked(): number {
+    return this.reader.bytesCrcChecked;
+  }
+
+  /**
+   * Entries of a segment with CRC verification; corruption stops the cleaner. Each batch's CRC is
+   * computed once per run: a segment's later scans (the recopy after the map build, the next
+   * pass) skip it over the positions an earlier scan verified — the cleaner holds the log's lock,
+   * so a sealed segment's bytes do not change between its scans.
+   */
   *entries(seg: LogSegment, startPosition: number): Generator<Batch> {
+    const before = this.verified.get(seg);
+    // The range verified so far, extended by this scan while it stays contiguous with it.
+    const range = before && before.from <= startPosition && startPosition <= before.to ? before : { from: startPosition, to: startPosition };
+    this.verified.set(seg, range);
     try {
-      yield* this.reader.batches(seg, startPosition);
+      for (const e of this.reader.batches(seg, startPosition, before ?? range)) {
+        if (e.position === range.to) range.to = e.position + e.size;
+        yield e;
+      }
     } catch (e) {
       if (!(e instanceof LogtoolError) || e.kind !== 'corrupt') throw e;
       throw new LogtoolError(

@@ -11,7 +11,8 @@
  * A sync append is `written` into the log's write buffer and waits for the bytes up to its end to
  * be flushed. One flush runs at a time; appends arriving while it runs form the next group. A
  * group closes — its data is committed with one write and made durable with one fdatasync — when
- *   - the event loop has no more work queued (`flushWhenQueueEmpty`, default): the end of the tick;
+ *   - the event loop has no more work queued (`flushWhenQueueEmpty`, default): the end of the tick —
+ *     or at once for a lone producer (the last group was its one append, and nothing else waited);
  *   - its oldest append has waited `maxWaitMs`;
  *   - it holds `maxGroupBytes` or `maxGroupRecords` (then at once, without waiting for the tick).
  * While a flush is in flight the next group still forms; a group over `maxGroupBytes` is committed
@@ -19,8 +20,9 @@
  */
 import type { LogConfig } from '../config.js';
 import { LogtoolError } from '../errors.js';
+import { SyncWaiters, type AckStatus } from './sync-waiters.js';
 
-export type AckStatus = 'flushed' | 'committed' | 'written' | 'timed-out';
+export type { AckStatus } from './sync-waiters.js';
 
 /** What one flush covered. */
 export interface FlushOutcome {
@@ -81,27 +83,16 @@ export interface FlushTuning {
 
 export const DEFAULT_THOROUGH_FLUSH_INTERVAL_MS = 60_000;
 
-interface Waiter {
-  /** Written-byte total this append needs flushed. */
-  target: number;
-  enqueuedMs: number;
-  deadlineMs: number;
-  resolve(status: AckStatus): void;
-  reject(err: unknown): void;
-}
-
 export class FlushPipeline {
   private readonly target: FlushTarget;
   private readonly config: LogConfig;
-  /** Sync waiters in acceptance order; targets and deadlines are both non-decreasing. */
-  private waiters: Waiter[] = [];
-  private head = 0;
+  private readonly waiters: SyncWaiters;
   /** Bytes / records of sync appends accepted since the last flush started. */
   private groupBytes = 0;
   private groupRecords = 0;
+  /** The last group was one append and none arrived while it was flushed: the next is flushed at once. */
+  private loneWriter = false;
   private groupTimer: NodeJS.Timeout | undefined;
-  private timeoutTimer: NodeJS.Timeout | undefined;
-  private timeoutAt = Infinity;
   private intervalTimer: NodeJS.Timeout | undefined;
   private commitTimer: NodeJS.Timeout | undefined;
   private thoroughTimer: NodeJS.Timeout | undefined;
@@ -122,6 +113,7 @@ export class FlushPipeline {
     this.target = target;
     this.config = config;
     this.flushedBytes = target.committedBytes();
+    this.waiters = new SyncWaiters(config.syncTimeoutMs, this.stats);
     this.commitTimer = setInterval(() => this.commitNow(), Math.max(1, config.commitIntervalMs));
     this.commitTimer.unref();
     if (tuning.ownerSchedules) return;
@@ -141,25 +133,32 @@ export class FlushPipeline {
 
   /** Sync appends waiting for their flush. */
   get pending(): number {
-    return this.waiters.length - this.head;
+    return this.waiters.pending;
   }
 
   /**
-   * Sync mode: the append's bytes are in the write buffer, ending at written total `target`.
+   * Sync mode: whether an append accepted now is flushed at once (a lone producer, no flush
+   * running), so the append path may write it before waiting instead of buffering a copy.
+   */
+  flushesAtOnce(): boolean {
+    return this.config.flushWhenQueueEmpty && this.loneWriter && this.pending === 0 && !this.busy && !this.closed && !this.failed;
+  }
+
+  /**
+   * Sync mode: the append's bytes are in the write buffer (or already committed, when
+   * flushesAtOnce said so), ending at written total `target`.
    * Resolves with make('flushed') once they are durable, make('timed-out') after syncTimeoutMs;
    * rejects if the flush fails (the log is then failed).
    */
   waitForFlush<T>(target: number, bytes: number, records: number, make: (status: AckStatus) => T): Promise<T> {
     if (this.closed) return Promise.reject(new LogtoolError('closed', 'log is closed'));
-    return new Promise<T>((resolve, reject) => {
-      const now = Date.now();
-      this.waiters.push({ target, enqueuedMs: now, deadlineMs: now + this.config.syncTimeoutMs, resolve: (s) => resolve(make(s)), reject });
-      this.groupBytes += bytes;
-      this.groupRecords += records;
-      this.armTimeout();
-      this.maybeCloseGroup();
-    });
+    this.groupBytes += bytes;
+    this.groupRecords += records;
+    return this.waiters.add(target, make, this.closeGroup);
   }
+
+  /** maybeCloseGroup once an append joined the group (a failed commit rejects that append). */
+  private readonly closeGroup = (): void => this.maybeCloseGroup();
 
   /**
    * Async mode (and ackBeforeSync, and the committer): counts dirty data; at flush.bytes or
@@ -188,22 +187,25 @@ export class FlushPipeline {
 
   private maybeCloseGroup(): void {
     if (this.pending === 0) return;
-    if (this.groupBytes >= this.config.maxGroupBytes || this.groupRecords >= this.config.maxGroupRecords) {
+    const c = this.config;
+    // A lone producer's append has nobody to share its fsync with: waiting for the end of the tick
+    // would only add a turn of the event loop to its latency.
+    const lone = c.flushWhenQueueEmpty && this.loneWriter && this.pending === 1;
+    if (lone || this.groupBytes >= c.maxGroupBytes || this.groupRecords >= c.maxGroupRecords) {
       if (this.busy) {
         // The disk is busy with the previous group: write this one now (bounded buffer), flush it next.
-        if (this.groupBytes >= this.config.maxGroupBytes) this.commitForGroup();
+        if (this.groupBytes >= c.maxGroupBytes) this.commitForGroup();
       } else {
         void this.runFlush();
         return;
       }
     }
-    if (this.config.flushWhenQueueEmpty) {
+    if (c.flushWhenQueueEmpty) {
       this.schedule();
       return;
     }
     if (!this.groupTimer) {
-      const oldest = this.waiters[this.head]!.enqueuedMs;
-      const delay = Math.max(0, oldest + this.config.maxWaitMs - Date.now());
+      const delay = Math.max(0, this.waiters.oldestAcceptedMs() + c.maxWaitMs - Date.now());
       this.groupTimer = setTimeout(() => {
         this.groupTimer = undefined;
         void this.runFlush();
@@ -236,32 +238,39 @@ export class FlushPipeline {
 
   /**
    * Runs fn with no other flush in flight. Called without a flush running, fn starts synchronously
-   * (so a full group's fdatasync overlaps the rest of the caller's tick).
+   * (so a full group's fdatasync overlaps the rest of the caller's tick). The flush is over —
+   * another may start — before the sync appends it covered are acknowledged, so a producer that
+   * appends again on its acknowledgement finds the disk free.
    */
-  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    while (this.busy) await this.busy;
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.busy) return this.busy.then(() => this.exclusive(fn));
     let release!: () => void;
     this.busy = new Promise<void>((r) => (release = r));
-    try {
-      return await fn();
-    } finally {
+    const done = (): void => {
       this.busy = undefined;
       release();
-      this.afterIdle();
-    }
-  }
-
-  private afterIdle(): void {
-    if (this.closed) return;
-    if (this.pending > 0) this.maybeCloseGroup();
-    else if (this.wantFlush) this.schedule();
+      this.settle();
+      if (this.closed) return;
+      if (this.pending > 0) this.maybeCloseGroup();
+      else if (this.wantFlush) this.schedule();
+    };
+    return fn().then(
+      (v) => (done(), v),
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
   }
 
   /**
    * One flush: commit the write buffer if sync appends (or the caller) need it, make everything
-   * committed durable, settle the sync appends it covered, optionally the thorough part.
+   * committed durable, optionally the thorough part. The sync appends it covered are settled when
+   * it ends (exclusive), or before the thorough part, which they need not wait for. Chained with
+   * `then`, not async frames: each frame would add turns of the microtask queue between the
+   * fdatasync's completion and the acknowledgements.
    */
-  private async flushOnce(commit: boolean, thorough: boolean): Promise<void> {
+  private flushOnce(commit: boolean, thorough: boolean): Promise<void> {
     if (this.groupTimer) {
       clearTimeout(this.groupTimer);
       this.groupTimer = undefined;
@@ -271,90 +280,58 @@ export class FlushPipeline {
     this.dirtyRecords = 0;
     this.groupBytes = 0;
     this.groupRecords = 0;
-    const hadWaiters = this.pending > 0;
+    let flushing: Promise<FlushOutcome>;
     try {
-      if (commit || hadWaiters) this.commitForGroup();
-      const out = await this.target.flushCommitted();
-      this.stats.flushes++;
-      this.stats.fsyncs += out.fsyncs;
-      if (out.bytes > this.flushedBytes) this.flushedBytes = out.bytes;
-      const settled = this.settleFlushed();
-      if (settled > 0) {
-        this.stats.groups++;
-        this.stats.groupedAppends += settled;
-        if (settled > this.stats.largestGroup) this.stats.largestGroup = settled;
-      }
-      if (thorough) {
-        this.stats.fsyncs += await this.target.thoroughFlush();
-        this.stats.thoroughFlushes++;
-      }
+      if (commit || this.pending > 0) this.commitForGroup();
+      flushing = this.target.flushCommitted();
     } catch (err) {
-      // A failed write or fsync leaves the file in an unknown state (and after a failed fsync
-      // the kernel may have dropped the dirty pages): the log fails, every waiter learns why.
-      this.failed = true;
-      this.target.onBackgroundError(err);
-      this.rejectAll(err);
+      this.fail(err);
+      return Promise.reject(err);
+    }
+    return flushing.then(
+      (out) => {
+        this.stats.flushes++;
+        this.stats.fsyncs += out.fsyncs;
+        if (out.bytes > this.flushedBytes) this.flushedBytes = out.bytes;
+        return thorough ? this.thoroughPart() : undefined;
+      },
+      (err: unknown) => {
+        this.fail(err);
+        throw err;
+      },
+    );
+  }
+
+  /** After a thorough flush's flushCommitted: acknowledge, then the indexes and the checkpoint. */
+  private async thoroughPart(): Promise<void> {
+    this.settle();
+    try {
+      this.stats.fsyncs += await this.target.thoroughFlush();
+      this.stats.thoroughFlushes++;
+    } catch (err) {
+      this.fail(err);
       throw err;
     }
   }
 
-  /** Resolves the waiters whose bytes are now durable; returns how many. */
-  private settleFlushed(): number {
-    let n = 0;
-    const w = this.waiters;
-    while (this.head < w.length && w[this.head]!.target <= this.flushedBytes) {
-      w[this.head++]!.resolve('flushed');
-      n++;
-    }
-    this.compact();
-    return n;
+  /**
+   * A failed write or fsync leaves the file in an unknown state (and after a failed fsync the
+   * kernel may have dropped the dirty pages): the log fails, every waiter learns why.
+   */
+  private fail(err: unknown): void {
+    this.failed = true;
+    this.target.onBackgroundError(err);
+    this.waiters.rejectAll(err);
   }
 
-  private compact(): void {
-    if (this.head === this.waiters.length) {
-      this.waiters = [];
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.waiters.length) {
-      this.waiters = this.waiters.slice(this.head);
-      this.head = 0;
-    }
-    if (this.pending === 0 && this.timeoutTimer) {
-      clearTimeout(this.timeoutTimer);
-      this.timeoutTimer = undefined;
-      this.timeoutAt = Infinity;
-    }
-  }
-
-  private rejectAll(err: unknown): void {
-    const w = this.waiters;
-    for (let i = this.head; i < w.length; i++) w[i]!.reject(err);
-    this.waiters = [];
-    this.head = 0;
-    this.compact();
-  }
-
-  /** Arms one timer for the oldest waiter's deadline (deadlines are in queue order). */
-  private armTimeout(): void {
-    if (this.pending === 0) return;
-    const deadline = this.waiters[this.head]!.deadlineMs;
-    if (this.timeoutTimer && this.timeoutAt <= deadline) return;
-    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
-    this.timeoutAt = deadline;
-    this.timeoutTimer = setTimeout(() => this.onTimeout(), Math.max(0, deadline - Date.now()));
-  }
-
-  private onTimeout(): void {
-    this.timeoutTimer = undefined;
-    this.timeoutAt = Infinity;
-    const now = Date.now();
-    const w = this.waiters;
-    // The bytes stay in the pipeline and ride the next flush; only their callers stop waiting.
-    while (this.head < w.length && w[this.head]!.deadlineMs <= now) {
-      this.stats.timedOut++;
-      w[this.head++]!.resolve('timed-out');
-    }
-    this.compact();
-    this.armTimeout();
+  /** Acknowledges the sync appends whose bytes are now durable, and learns whether a producer is alone. */
+  private settle(): void {
+    const settled = this.waiters.settle(this.flushedBytes);
+    if (settled === 0) return;
+    this.stats.groups++;
+    this.stats.groupedAppends += settled;
+    if (settled > this.stats.largestGroup) this.stats.largestGroup = settled;
+    this.loneWriter = settled === 1 && this.pending === 0;
   }
 
   /** Background flusher (flush.ms): committed data is never left unflushed for longer than this. */
@@ -371,9 +348,7 @@ export class FlushPipeline {
       this.stats.commits++;
       this.noteCommitted(c.bytes, c.records);
     } catch (err) {
-      this.failed = true;
-      this.target.onBackgroundError(err);
-      this.rejectAll(err);
+      this.fail(err);
     }
   }
 
@@ -395,19 +370,9 @@ export class FlushPipeline {
   /** Stops the timers. Sync appends still waiting resolve as timed-out (their fate is unknown). */
   close(): void {
     this.closed = true;
-    for (const t of [this.groupTimer, this.timeoutTimer]) if (t) clearTimeout(t);
+    if (this.groupTimer) clearTimeout(this.groupTimer);
     for (const t of [this.intervalTimer, this.commitTimer, this.thoroughTimer]) if (t) clearInterval(t);
-    this.groupTimer = this.timeoutTimer = this.intervalTimer = this.commitTimer = this.thoroughTimer = undefined;
-    const w = this.waiters;
-    for (let i = this.head; i < w.length; i++) {
-      const waiter = w[i]!;
-      if (waiter.target <= this.flushedBytes) waiter.resolve('flushed');
-      else {
-        this.stats.timedOut++;
-        waiter.resolve('timed-out');
-      }
-    }
-    this.waiters = [];
-    this.head = 0;
+    this.groupTimer = this.intervalTimer = this.commitTimer = this.thoroughTimer = undefined;
+    this.waiters.closeAll(this.flushedBytes);
   }
 }

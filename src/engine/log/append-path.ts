@@ -200,8 +200,8 @@ export class AppendPath {
     const waitsForFlush = mode === 'sync' && !options.ackBeforeSync;
     const result = (status: AckStatus): AppendResult => ({ baseOffset, lastOffset, count, status });
     // Buffered batches, and small sync ones (their group is committed with one write), wait in
-    // the write buffer.
-    if (mode === 'buffered' || (waitsForFlush && size < COMMIT_AT_ONCE_BYTES)) {
+    // the write buffer — unless a lone producer's group is flushed at once (no copy, no wait).
+    if (mode === 'buffered' || (waitsForFlush && size < COMMIT_AT_ONCE_BYTES && !pipeline.flushesAtOnce())) {
       if (pending.buf.buffer === this.encodeScratch?.buffer) pending.buf = Buffer.from(pending.buf); // append()'s scratch is reused
       this.writeBuffer.push(pending);
       this.writeBufferBytes += size;
@@ -211,8 +211,9 @@ export class AppendPath {
       }
       return pipeline.waitForFlush(this.writtenTotal, size, count, result);
     }
-    // Committed now, after anything still buffered (in order): async, ackBeforeSync, and sync
-    // batches of COMMIT_AT_ONCE_BYTES or more (written while hot; they still wait for the flush).
+    // Committed now, after anything still buffered (in order): async, ackBeforeSync, a lone sync
+    // producer's, and sync batches of COMMIT_AT_ONCE_BYTES or more (written while hot; they still
+    // wait for the flush).
     let committed: { bytes: number; records: number };
     if (this.writeBuffer.length === 0) {
       try {

@@ -45,6 +45,8 @@ export class FileDescriptorCache {
   /** Pinned entries that left the map (invalidated), by descriptor: closed by their last unpin. */
   private readonly doomedEntries = new Map<number, Entry>();
   private doomedOpen = 0;
+  /** The entry last made most recent (the map's last), whose lookup need not reorder the map. */
+  private newest: Entry | undefined;
 
   constructor(io: FileIO, maxOpenFiles: number = DEFAULT_MAX_OPEN_FILES) {
     if (!Number.isSafeInteger(maxOpenFiles) || maxOpenFiles <= 0) {
@@ -59,24 +61,37 @@ export class FileDescriptorCache {
     return this.entries.size + this.doomedOpen;
   }
 
-  private static key(path: string, mode: CachedMode): string {
+  /**
+   * The map key of (path, mode). A CachedFile keeps its own and passes it in: building the string
+   * for every call (and hashing it anew) cost about a microsecond per write and per fdatasync.
+   */
+  static key(path: string, mode: CachedMode): string {
     return `${mode}\0${path}`;
   }
 
   /** The entry of (path, mode), opened now (by `open`) when not cached, and made most recent. */
-  entry(path: string, mode: CachedMode, open: () => number = () => this.io.open(path, mode)): { fd: number; opened: boolean } {
-    const key = FileDescriptorCache.key(path, mode);
+  entry(path: string, mode: CachedMode, open: () => number = () => this.io.open(path, mode), key = FileDescriptorCache.key(path, mode)): { fd: number; opened: boolean } {
     const hit = this.entries.get(key);
     if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+      if (hit !== this.newest) {
+        this.entries.delete(key);
+        this.entries.set(key, hit);
+        this.newest = hit;
+      }
       return { fd: hit.fd, opened: false };
     }
     this.evictFor(1);
     const fd = open();
     assert(Number.isSafeInteger(fd) && fd >= 0, `open of ${path} returned descriptor ${fd}`, { file: path });
-    this.entries.set(key, { key, fd, pins: 0 });
+    this.newest = { key, fd, pins: 0 };
+    this.entries.set(key, this.newest);
     return { fd, opened: true };
+  }
+
+  /** Removes an entry from the map (not closing it). */
+  private remove(e: Entry): void {
+    this.entries.delete(e.key);
+    if (e === this.newest) this.newest = undefined;
   }
 
   /** Closes least recently used unpinned entries until `more` fit under maxOpenFiles. */
@@ -85,21 +100,20 @@ export class FileDescriptorCache {
     for (const e of this.entries.values()) {
       if (this.openFiles + more <= this.maxOpenFiles) return;
       if (e.pins > 0) continue;
-      this.entries.delete(e.key);
+      this.remove(e);
       this.io.close(e.fd); // close(2) releases the descriptor even when it fails: never retried
     }
   }
 
   /** Pins (path, mode), opening it if needed: it is not evicted until unpin. */
-  pin(path: string, mode: CachedMode, open?: () => number): number {
-    const { fd } = this.entry(path, mode, open);
-    this.entries.get(FileDescriptorCache.key(path, mode))!.pins++;
+  pin(path: string, mode: CachedMode, open?: () => number, key = FileDescriptorCache.key(path, mode)): number {
+    const { fd } = this.entry(path, mode, open, key);
+    this.entries.get(key)!.pins++;
     return fd;
   }
 
   /** Drops one pin taken on the descriptor `fd` of (path, mode). */
-  unpin(path: string, mode: CachedMode, fd: number): void {
-    const key = FileDescriptorCache.key(path, mode);
+  unpin(path: string, mode: CachedMode, fd: number, key = FileDescriptorCache.key(path, mode)): void {
     const e = this.entries.get(key);
     if (e && e.fd === fd) {
       assert(e.pins > 0, `unpin of ${path}, which is not pinned`, { file: path });
@@ -123,7 +137,7 @@ export class FileDescriptorCache {
     const key = FileDescriptorCache.key(path, mode);
     const e = this.entries.get(key);
     if (!e) return;
-    this.entries.delete(key);
+    this.remove(e);
     if (e.pins > 0) {
       this.doomedEntries.set(e.fd, e);
       this.doomedOpen++;
@@ -137,7 +151,7 @@ export class FileDescriptorCache {
     let first: unknown;
     for (const e of [...this.entries.values()]) {
       if (e.pins > 0) continue;
-      this.entries.delete(e.key);
+      this.remove(e);
       try {
         this.io.close(e.fd);
       } catch (err) {
@@ -154,6 +168,8 @@ export class FileDescriptorCache {
  */
 export class CachedFile {
   private currentPath: string;
+  /** FileDescriptorCache.key of currentPath and mode. */
+  private key: string;
   private closed = false;
   /** Read-only handles: the inode first opened (see the file comment). */
   private ino: number | undefined;
@@ -166,6 +182,7 @@ export class CachedFile {
     createFlags?: string,
   ) {
     this.currentPath = path;
+    this.key = FileDescriptorCache.key(path, mode);
     if (createFlags !== undefined) {
       cache.invalidate(path, mode); // a descriptor of a file the creation replaces must not be used
       cache.entry(path, mode, () => cache.io.open(path, createFlags));
@@ -183,7 +200,7 @@ export class CachedFile {
   /** The descriptor for one synchronous call. */
   private fd(): number {
     if (this.closed) throw new LogtoolError('closed', 'file is closed', { file: this.currentPath });
-    const { fd, opened } = this.cache.entry(this.currentPath, this.mode);
+    const { fd, opened } = this.cache.entry(this.currentPath, this.mode, undefined, this.key);
     if (opened && this.mode === 'r') this.checkIdentity(this.io.fstat(fd));
     return fd;
   }
@@ -227,22 +244,38 @@ export class CachedFile {
     this.io.datasync(this.fd());
   }
 
-  /** fdatasync without blocking the event loop; the descriptor stays pinned until it completes. */
-  async datasyncAsync(): Promise<void> {
-    if (this.closed) throw new LogtoolError('closed', 'file is closed', { file: this.currentPath });
-    const path = this.currentPath;
-    const fd = this.cache.pin(path, this.mode);
+  /**
+   * fdatasync without blocking the event loop; the descriptor stays pinned until it completes. One
+   * reaction on the I/O layer's promise, no async frames: a sync append waits on this chain.
+   */
+  datasyncAsync(): Promise<void> {
+    const { currentPath: path, key } = this;
+    let fd: number;
+    let syncing: Promise<void>;
     try {
-      await this.io.datasyncAsync(fd);
-    } finally {
-      this.cache.unpin(path, this.mode, fd);
+      if (this.closed) throw new LogtoolError('closed', 'file is closed', { file: path });
+      fd = this.cache.pin(path, this.mode, undefined, key);
+    } catch (e) {
+      return Promise.reject(e);
     }
+    const unpin = (): void => this.cache.unpin(path, this.mode, fd, key);
+    try {
+      syncing = this.io.datasyncAsync(fd);
+    } catch (e) {
+      unpin();
+      return Promise.reject(e);
+    }
+    return syncing.then(unpin, (e: unknown) => {
+      unpin();
+      throw e;
+    });
   }
 
   /** The file is about to be renamed (or was) to `to`: its descriptor leaves the cache, later calls open `to`. */
   renamed(to: string): void {
     this.cache.invalidate(this.currentPath, this.mode);
     this.currentPath = to;
+    this.key = FileDescriptorCache.key(to, this.mode);
   }
 
   /** Closes the descriptor (or, while an fdatasync has it pinned, lets that close it) and refuses later calls. */

@@ -413,8 +413,8 @@ export class LogSegment {
     if (this.writable && !this.closed && !this.retired) this.logFile.datasync();
   }
 
-  async flushLogAsync(): Promise<void> {
-    if (this.writable && !this.closed && !this.retired) await this.logFile.datasyncAsync();
+  flushLogAsync(): Promise<void> {
+    return this.writable && !this.closed && !this.retired ? this.logFile.datasyncAsync() : Promise.resolve();
   }
 
   /** Log, then indexes (Kafka's LogSegment.flush order). */

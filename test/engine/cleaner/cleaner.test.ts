@@ -231,6 +231,26 @@ describe('compaction rules', () => {
     await kafkajsDecodeAll(dir);
   });
 
+  it('reads the transaction markers that follow batches larger than the header scan window (64 KiB)', async () => {
+    const dir = tempPartitionPath('txn-large-0');
+    const ctrl = (type: number) => ({ key: Buffer.from([0, 0, 0, type]).toString('latin1'), value: '\u0000\u0000\u0000\u0000\u0000\u0005' });
+    const big = (key: string, fill: string) => ({ key, value: fill.repeat(100 * 1024), timestamp: T0 });
+    const txn = (pid: number, records: BatchSpec['records'], control = false): BatchSpec => ({ producerId: pid, producerEpoch: 0, baseSequence: control ? -1 : 0, transactional: true, control, records });
+    await buildLogBinaryControl(dir, [
+      txn(7, [big('a', 'x')]),
+      txn(8, [big('b', 'y')]),
+      txn(7, [{ ...ctrl(0), timestamp: T0 }], true),
+      { records: [big('c', 'z')] },
+      txn(8, [{ ...ctrl(1), timestamp: T0 }], true),
+      txn(9, [big('d', 'w'), big('e', 'v')]),
+      txn(9, [{ ...ctrl(0), timestamp: T0 }], true),
+    ]);
+    const r = await compact(dir, { nowMs: T0 + 2 * DAY }, { deleteRetentionMs: DAY });
+    expect(r.recordsRemoved).toBe(3);
+    expect(readAll(dir).map((rec) => `${rec.key}:${rec.value!.length}`)).toEqual([`b:${100 * 1024}`, `c:${100 * 1024}`, 'tail:4']);
+    checkAllCrcs(dir);
+  });
+
   it('respects min.compaction.lag.ms, groups segments up to segment.bytes, and records progress in cleaner-offset-checkpoint', async () => {
     const dir = tempPartitionPath('lag-0');
     const specs: BatchSpec[] = [];

@@ -1,8 +1,8 @@
 /**
  * The offset map (Kafka's SkimpyOffsetMap): MD5 of the key, exactly as node:crypto computes it,
  * whatever the key length; later offsets overwrite; absent keys read −1; the map reports full at
- * slots × 0.9 without changing anything; memory is exactly slots × 24 bytes; and every key put in
- * is found again at that load.
+ * slots × 0.9 without changing anything; memory is exactly slots × 24 bytes; every key put in
+ * is found again at that load; and its marks of latest offsets answer as the lookup would.
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -69,5 +69,41 @@ describe('OffsetMap', () => {
     for (let i = 0; i < n; i++) expect(put(m, `key-${i}`, 2 ** 40 + i)).toBe(true);
     for (let i = 0; i < n; i++) expect(get(m, `key-${i}`)).toBe(2 ** 40 + i);
     for (let i = n; i < n + 200; i++) expect(get(m, `key-${i}`)).toBe(-1);
+  });
+
+  it('answers isLatest from its marks exactly as offset >= get(key), inside and outside the marked offsets, and hashes nothing for marked ones', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ k: fc.integer({ min: 0, max: 30 }), skip: fc.boolean(), gap: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 200 }),
+        fc.integer({ min: 0, max: 50 }),
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 40, max: 100 }),
+        (records, base, markOffsets, slots) => {
+          const marked = new OffsetMap(slots * OFFSET_MAP_ENTRY_BYTES, undefined, markOffsets);
+          const plain = new OffsetMap(slots * OFFSET_MAP_ENTRY_BYTES);
+          expect(marked.markBytes).toBe(8 * Math.ceil(markOffsets / 32));
+          marked.put(key('stale'), 0, 5, 3); // a previous round's entry: clear() drops it and its marks
+          marked.clear(base);
+          // Records from `base` on; `skip` ones are not mapped (as an aborted batch's), some before base.
+          const log: { k: string; offset: number }[] = [];
+          const mapped = new Set<number>();
+          let offset = base - 5;
+          for (const r of records) {
+            offset += r.gap;
+            log.push({ k: `k${r.k}`, offset });
+            if (r.skip || offset < base) continue;
+            const ok = put(marked, `k${r.k}`, offset);
+            expect(ok).toBe(put(plain, `k${r.k}`, offset));
+            if (ok) mapped.add(offset);
+          }
+          for (const { k, offset: o } of log) {
+            const before = marked.lookups;
+            expect(marked.isLatest(o, key(k), 0, Buffer.byteLength(k))).toBe(o >= get(plain, k));
+            // Offsets mapped inside the marked range need no hash; every other one is looked up.
+            expect(marked.lookups - before).toBe(mapped.has(o) && o - base < markOffsets ? 0 : 1);
+          }
+        },
+      ),
+    );
   });
 });

@@ -1,0 +1,134 @@
+/**
+ * The sync appends waiting for their flush (BookKeeper's journal acknowledgement queue; Kafka's
+ * producer `acks` wait has the same shape): in acceptance order, each with the written-byte total
+ * it needs flushed and its deadline (`syncTimeoutMs`). A flush settles the prefix it made durable;
+ * a deadline resolves its append as timed-out. flush/group-commit.ts decides when flushes run.
+ *
+ * One timer serves every deadline: deadlines are non-decreasing, so a timer armed for an earlier
+ * waiter's deadline fires no later than the next one's, and is then re-armed. It is not cleared
+ * when the queue empties (a lone producer would arm and clear one per append), only unref'd, so it
+ * never keeps the process alive without a waiter.
+ */
+export type AckStatus = 'flushed' | 'committed' | 'written' | 'timed-out';
+
+interface Waiter {
+  /** Written-byte total this append needs flushed. */
+  target: number;
+  deadlineMs: number;
+  resolve(status: AckStatus): void;
+  reject(err: unknown): void;
+}
+
+export class SyncWaiters {
+  /** In acceptance order; targets and deadlines are both non-decreasing. */
+  private waiters: Waiter[] = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+  /** When the timer fires (Infinity when none is armed). */
+  private timerAt = Infinity;
+  private readonly timeoutMs: number;
+  /** The pipeline's counters (FlushStats): timed-out appends are counted here. */
+  private readonly stats: { timedOut: number };
+
+  constructor(timeoutMs: number, stats: { timedOut: number }) {
+    this.timeoutMs = timeoutMs;
+    this.stats = stats;
+  }
+
+  /** Appends waiting. */
+  get pending(): number {
+    return this.waiters.length - this.head;
+  }
+
+  /** When the oldest waiting append was accepted (pending > 0). */
+  oldestAcceptedMs(): number {
+    return this.waiters[this.head]!.deadlineMs - this.timeoutMs;
+  }
+
+  /**
+   * Queues an append needing written total `target` flushed; resolves with make(status). Then runs
+   * `queued`: if it throws, this append's promise rejects with that (the others wait on).
+   */
+  add<T>(target: number, make: (status: AckStatus) => T, queued: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const deadlineMs = Date.now() + this.timeoutMs;
+      this.waiters.push({ target, deadlineMs, resolve: (s) => resolve(make(s)), reject });
+      this.arm(deadlineMs);
+      queued();
+    });
+  }
+
+  /** Resolves as flushed the waiters whose bytes are within `flushedBytes`; returns how many. */
+  settle(flushedBytes: number): number {
+    const w = this.waiters;
+    const from = this.head;
+    while (this.head < w.length && w[this.head]!.target <= flushedBytes) w[this.head++]!.resolve('flushed');
+    const n = this.head - from;
+    if (n > 0) this.compact();
+    return n;
+  }
+
+  /** Rejects every waiter with err (a failed write or fsync). */
+  rejectAll(err: unknown): void {
+    const w = this.waiters;
+    const from = this.head;
+    this.waiters = [];
+    this.head = 0;
+    for (let i = from; i < w.length; i++) w[i]!.reject(err);
+    this.compact();
+  }
+
+  /** Close: the waiters within flushedBytes resolve flushed, the others timed-out (their fate is unknown). */
+  closeAll(flushedBytes: number): void {
+    const w = this.waiters;
+    for (let i = this.head; i < w.length; i++) {
+      const waiter = w[i]!;
+      if (waiter.target <= flushedBytes) waiter.resolve('flushed');
+      else {
+        this.stats.timedOut++;
+        waiter.resolve('timed-out');
+      }
+    }
+    this.waiters = [];
+    this.head = 0;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  /** Makes sure the timer fires by deadlineMs, and keeps the process alive while anyone waits. */
+  private arm(deadlineMs: number): void {
+    if (this.timer && this.timerAt <= deadlineMs) {
+      if (this.pending === 1) this.timer.ref();
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = deadlineMs;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, deadlineMs - Date.now()));
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = Date.now();
+    const w = this.waiters;
+    // The bytes stay in the pipeline and ride the next flush; only their callers stop waiting.
+    while (this.head < w.length && w[this.head]!.deadlineMs <= now) {
+      this.stats.timedOut++;
+      w[this.head++]!.resolve('timed-out');
+    }
+    this.compact();
+    if (this.pending > 0) this.arm(w[this.head]!.deadlineMs);
+  }
+
+  private compact(): void {
+    if (this.head === this.waiters.length) {
+      this.waiters.length = 0;
+      this.head = 0;
+      this.timer?.unref();
+    } else if (this.head > 1024 && this.head * 2 > this.waiters.length) {
+      this.waiters = this.waiters.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PREALLOCATED_INDEX_BYTES, PREALLOCATED_TIME_INDEX_BYTES, ZERO_INDEX_BLOB, ZERO_TIME_INDEX_BLOB, fixturePath, makeTempDir, type SegmentCase } from './fixtures.js';
+import { fixturePath, makeTempDir, recreateZeroIndex, type SegmentCase } from './fixtures.js';
 import { defaultLogConfig } from '../../src/engine/config.js';
 import { realIO } from '../../src/engine/io.js';
 import { rebuildTxnIndexes } from '../../src/engine/partition-state/txn-index-rebuild.js';
@@ -41,18 +41,11 @@ export function completeAbsentIndexes(c: SegmentCase, dir: string): void {
   const rebuild = new Map<string, Set<number>>();
   for (const a of c.absentFiles) {
     const file = path.join(dir, a.path);
-    if (!fs.existsSync(path.dirname(file)) || fs.existsSync(file)) continue;
-    const length = a.blob === ZERO_INDEX_BLOB ? PREALLOCATED_INDEX_BYTES : a.blob === ZERO_TIME_INDEX_BLOB ? PREALLOCATED_TIME_INDEX_BYTES : undefined;
-    if (length === undefined) {
-      const base = parseBaseOffset(path.basename(file));
-      if (!/\.(index|timeindex)$/.test(file) || base === undefined) throw new Error(`absent file of unknown content that is no index: ${a.path}`);
-      const bases = rebuild.get(path.dirname(file)) ?? new Set<number>();
-      rebuild.set(path.dirname(file), bases.add(base));
-      continue;
-    }
-    const fd = fs.openSync(file, 'w');
-    fs.ftruncateSync(fd, length);
-    fs.closeSync(fd);
+    if (!fs.existsSync(path.dirname(file)) || fs.existsSync(file) || recreateZeroIndex(a, file)) continue;
+    const base = parseBaseOffset(path.basename(file));
+    if (!/\.(index|timeindex)$/.test(file) || base === undefined) throw new Error(`absent file of unknown content that is no index: ${a.path}`);
+    const bases = rebuild.get(path.dirname(file)) ?? new Set<number>();
+    rebuild.set(path.dirname(file), bases.add(base));
   }
   const { indexIntervalBytes } = defaultLogConfig; // a broker's log directory remembers no config
   for (const [partition, bases] of rebuild) {

@@ -112,9 +112,10 @@ describe('transactions list / find-hanging', () => {
       const copy = makeTempDir();
       fs.cpSync(src, copy, { recursive: true });
       const before = snapshot(copy);
-      const hanging = await cli('transactions', 'find-hanging', copy, '--json', '--max-transaction-timeout-ms', '0', '--now', '4102444800000');
-      expect(hanging.stdout, src).toBe('');
+      // No open transaction in any partition: `find-hanging` is this same listing filtered by age (its
+      // filter is tested above), so a second process per directory would prove nothing more.
       const list = await cli('transactions', 'list', copy, '--json');
+      expect(list.code, list.stderr).toBe(0);
       for (const p of json(list.stdout)) {
         partitions++;
         expect(p.openTransactions, `${p.partition}`).toEqual([]);

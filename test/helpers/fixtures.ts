@@ -168,17 +168,21 @@ export function copyPartition(c: SegmentCase, partition: string, destParent: str
     const s = path.join(src, name);
     if (fs.statSync(s).isFile()) fs.copyFileSync(s, path.join(dest, name));
   }
-  if (opts.recreateZeroIndexes) {
-    for (const a of c.absentFiles) {
-      if (!a.path.startsWith(`${partition}/`)) continue;
-      const length = a.blob === ZERO_INDEX_BLOB ? PREALLOCATED_INDEX_BYTES : a.blob === ZERO_TIME_INDEX_BLOB ? PREALLOCATED_TIME_INDEX_BYTES : undefined;
-      if (length === undefined) continue;
-      const fd = fs.openSync(path.join(destParent, a.path), 'w');
-      fs.ftruncateSync(fd, length);
-      fs.closeSync(fd);
-    }
-  }
+  if (opts.recreateZeroIndexes) for (const a of c.absentFiles) if (a.path.startsWith(`${partition}/`)) recreateZeroIndex(a, path.join(destParent, a.path));
   return dest;
+}
+
+/**
+ * When the absent file is a preallocated all-zero index or time index (by its git blob id), writes
+ * it at `file` as zeros of its length (sparse, as Kafka left it) and returns true; else false.
+ */
+export function recreateZeroIndex(a: AbsentFile, file: string): boolean {
+  const length = a.blob === ZERO_INDEX_BLOB ? PREALLOCATED_INDEX_BYTES : a.blob === ZERO_TIME_INDEX_BLOB ? PREALLOCATED_TIME_INDEX_BYTES : undefined;
+  if (length === undefined) return false;
+  const fd = fs.openSync(file, 'w');
+  fs.ftruncateSync(fd, length);
+  fs.closeSync(fd);
+  return true;
 }
 
 /**

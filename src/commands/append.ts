@@ -307,27 +307,46 @@ export async function readLines(
   onLine: (line: Buffer, lineNo: number) => Promise<void> | void,
   onPause: () => Promise<void>,
 ): Promise<void> {
-  let carry: Buffer | undefined;
+  // The start of a line that runs past the chunks read so far; only such a line is copied (joined
+  // once its end arrives), every other line is a view of its chunk.
+  let carry: Buffer[] = [];
+  let carryBytes = 0;
   let lineNo = 0;
   try {
     for await (const chunk of stream) {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-      const buf = carry ? Buffer.concat([carry, bytes]) : bytes;
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
       let start = 0;
-      for (let nl = buf.indexOf(NEWLINE); nl >= 0; nl = buf.indexOf(NEWLINE, start)) {
+      let nl = buf.indexOf(NEWLINE);
+      if (carryBytes > 0 && nl >= 0) {
+        const taken = onLine(withoutCarriageReturn(Buffer.concat([...carry, buf.subarray(0, nl)], carryBytes + nl)), ++lineNo);
+        carry = [];
+        carryBytes = 0;
+        if (taken) await taken;
+        start = nl + 1;
+        nl = buf.indexOf(NEWLINE, start);
+      }
+      for (; nl >= 0; nl = buf.indexOf(NEWLINE, start)) {
         const taken = onLine(buf.subarray(start, nl > start && buf[nl - 1] === CARRIAGE_RETURN ? nl - 1 : nl), ++lineNo);
         if (taken) await taken;
         start = nl + 1;
       }
-      carry = start < buf.length ? buf.subarray(start) : undefined;
-      if (carry && carry.length > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
+      if (start < buf.length) {
+        carry.push(buf.subarray(start));
+        carryBytes += buf.length - start;
+      }
+      if (carryBytes > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
       await onPause();
     }
   } catch (e) {
     if (e instanceof LogtoolError) throw e;
     throw new LogtoolError('io', `cannot read input: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: source });
   }
-  if (carry) await onLine(carry[carry.length - 1] === CARRIAGE_RETURN ? carry.subarray(0, -1) : carry, ++lineNo);
+  if (carryBytes > 0) await onLine(withoutCarriageReturn(Buffer.concat(carry, carryBytes)), ++lineNo);
+}
+
+/** A line without the CR of a CRLF ending. */
+function withoutCarriageReturn(line: Buffer): Buffer {
+  return line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.subarray(0, -1) : line;
 }
 
 /** Batches appended but not yet acknowledged, at most; more input waits (backpressure). */

@@ -24,7 +24,7 @@ describe('Output into a pipe', () => {
     const out = new Output(child.stdin as unknown as NodeJS.WriteStream);
     const lineCount = 200_000; // ~8 MiB of ASCII, 8× the in-flight limit
     let maxBuffered = 0;
-    // Released once 600 KiB are buffered; also after 10 s, so that an Output that stopped at the
+    // Released once a quarter of the in-flight limit is buffered; also after 10 s, so that an Output that stopped at the
     // stream's high-water mark fails the assertion below instead of hanging.
     let released = false;
     const release = () => {
@@ -35,14 +35,14 @@ describe('Output into a pipe', () => {
     for (let i = 0; i < lineCount; i++) {
       await out.line(`${String(i).padStart(10, '0')}${'x'.repeat(30)}`);
       maxBuffered = Math.max(maxBuffered, child.stdin.writableLength);
-      if (maxBuffered > 600 * 1024) release();
+      if (maxBuffered > MAX_IN_FLIGHT_CHARS / 4) release();
     }
     clearTimeout(fallback);
     release();
     await out.flush();
     child.stdin.end();
     expect(await exited).toBe(0);
-    expect(maxBuffered).toBeGreaterThan(512 * 1024); // it went on writing past the stream's high-water mark
+    expect(maxBuffered).toBeGreaterThan(Math.max(MAX_IN_FLIGHT_CHARS / 4, child.stdin.writableHighWaterMark)); // it went on writing past the stream's high-water mark
     expect(maxBuffered).toBeLessThanOrEqual(MAX_IN_FLIGHT_CHARS + 128 * 1024);
     const lines = fs.readFileSync(file, 'utf8').split('\n');
     expect(lines.pop()).toBe('');

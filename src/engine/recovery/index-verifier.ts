@@ -64,7 +64,7 @@ class EntryWalker {
   }
 
   private scanner(startPosition = 0): EntryScanner {
-    return this.seg.scanner({ startPosition, chunkBytes: 64 * 1024 });
+    return this.seg.scanner({ startPosition, headersOnly: true });
   }
 
   private restart(): void {

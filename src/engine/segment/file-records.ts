@@ -101,6 +101,12 @@ export interface ScanOptions {
    * past the first entry, reads extend up to it, so the batch holding the offset comes in one read.
    */
   skipReadEnd?: number;
+  /**
+   * Only the entries' headers are read (Kafka's FileChannelRecordBatch before it loads a batch):
+   * every entry is yielded incomplete, its body never read unless a consumer asks (entryBytes), so
+   * a walk over batch headers (index checks, producer-state replay) reads a few KiB per entry.
+   */
+  headersOnly?: boolean;
   /** Or the file to read through (a segment's descriptor-cache handle; its size is endPosition, which is then required). */
   file?: FileSource;
 }
@@ -221,7 +227,7 @@ export class EntryScanner {
       assert(this.opts.file === undefined || this.opts.endPosition !== undefined, 'a scan of a cached file needs its end position', { file: path });
       const fileEnd = this.opts.endPosition ?? io.fstat(fd).size;
       let position = this.opts.startPosition ?? 0;
-      const firstRead = this.opts.skipBelowOffset === undefined ? INITIAL_CHUNK_BYTES : SKIP_READ_BYTES;
+      const firstRead = this.opts.skipBelowOffset === undefined && !this.opts.headersOnly ? INITIAL_CHUNK_BYTES : SKIP_READ_BYTES;
       const w = new ScanWindow(source, fileEnd, this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES, position, firstRead);
       let prevLastOffset = -Infinity;
       for (;;) {
@@ -258,6 +264,12 @@ export class EntryScanner {
     return end === undefined || position === (this.opts.startPosition ?? 0) ? SKIP_READ_BYTES : Math.max(SKIP_READ_BYTES, end - position);
   }
 
+  /** How far a read at `position` reaches: a chunk when reading on, a few KiB while passing over or reading headers only. */
+  private readAheadAt(position: number): number {
+    if (this.opts.skipBelowOffset !== undefined && !this.reachedOffset) return this.skipReadAhead(position);
+    return this.opts.headersOnly ? SKIP_READ_BYTES : Infinity;
+  }
+
   /** Ends the scan there: `end` says how. */
   private stop(end: ScanEnd): undefined {
     this.end = end;
@@ -275,7 +287,7 @@ export class EntryScanner {
       if (remaining > 0) return this.stop({ kind: 'partial', position, bytes: remaining, reason: `${remaining} trailing bytes do not form an entry header` });
       return undefined;
     }
-    w.ensure(position, HEADER_PROBE_BYTES + 1, this.opts.skipBelowOffset !== undefined && !this.reachedOffset ? this.skipReadAhead(position) : Infinity);
+    w.ensure(position, HEADER_PROBE_BYTES + 1, this.readAheadAt(position));
     const p = position - w.filePos;
     const entrySizeField = w.buf.readInt32BE(p + 8);
     const magic = w.buf.readInt8(p + 16);
@@ -312,8 +324,8 @@ export class EntryScanner {
    */
   private entryAt(w: ScanWindow, position: number, size: number): LogEntry | undefined {
     const magic = w.buf.readInt8(position - w.filePos + 16);
-    const complete = size <= (this.opts.maxBufferedEntryBytes ?? DEFAULT_MAX_BUFFERED_ENTRY_BYTES);
-    if (!w.ensure(position, complete ? size : Math.min(size, magic >= 2 ? RECORD_BATCH_OVERHEAD : LEGACY_HEADER_BYTES))) {
+    const complete = !this.opts.headersOnly && size <= (this.opts.maxBufferedEntryBytes ?? DEFAULT_MAX_BUFFERED_ENTRY_BYTES);
+    if (!w.ensure(position, complete ? size : Math.min(size, magic >= 2 ? RECORD_BATCH_OVERHEAD : LEGACY_HEADER_BYTES), complete ? Infinity : this.readAheadAt(position))) {
       return this.stop({ kind: 'partial', position, bytes: w.fileEnd - position, reason: 'file shrank while reading' });
     }
     const { buf, source } = w;

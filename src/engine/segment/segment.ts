@@ -122,6 +122,9 @@ export class LogSegment {
     });
     this.size = this.logFile.fstat().size;
     this.preallocation = new SegmentPreallocation(this.logFile, opts.writable, this.size);
+    // A new segment's `.index` exists as soon as its `.log` does (its `.timeindex` is opened just
+    // below): a reader beside the writer must never meet a `.log` without it, which verify reports.
+    if (opts.create) this.indexes.offset.get();
     if (opts.writable) this.indexes.loadMaxTimestamp();
   }
 
@@ -235,7 +238,7 @@ export class LogSegment {
     this.lastAppendedOffset = prev;
   }
 
-  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; skipReadEnd?: number; chunkBytes?: number }): EntryScanner {
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; skipReadEnd?: number; chunkBytes?: number; headersOnly?: boolean }): EntryScanner {
     return new EntryScanner({
       io: this.io,
       path: this.logPath,
@@ -248,6 +251,7 @@ export class LogSegment {
       skipBelowOffset: opts.skipBelowOffset,
       skipReadEnd: opts.skipReadEnd,
       chunkBytes: opts.chunkBytes,
+      headersOnly: opts.headersOnly,
     });
   }
 

@@ -56,9 +56,10 @@ export const codecScenarios: BenchScenario[] = [
 
 export const compactionScenario: BenchScenario = {
   name: 'compaction-1KiB-10pct-keys',
-  description: 'compact of 1 KiB records with 10% distinct keys under the 128 MiB memory bound (target ≥ 100 MB/s of input)',
+  description: 'compact of 1 KiB records with 10% distinct keys under the 128 MiB memory bound',
   baselineName: 'raw-read-crc',
   ratioMetric: 'mbPerSec',
+  target: { ratioAtLeast: 0.25 },
   run: async (ctx) => {
     const r = await benchCompaction({
       scratchParent: ctx.dir,
@@ -68,7 +69,6 @@ export const compactionScenario: BenchScenario = {
     return singleRunResult({ records: r.inputRecords, bytes: r.inputBytes, seconds: r.seconds }, 'whole compaction', {
       passes: r.passes,
       mbPerCpuSecond: Number(r.mbPerCpuSecond.toFixed(1)),
-      meetsTarget: r.meetsTarget,
       memoryBoundBytes: r.memoryBoundBytes,
       peakHeapAndBuffersGrowthBytes: r.peakHeapAndBuffersGrowthBytes,
       withinMemoryBound: r.withinBound,

@@ -8,7 +8,8 @@ import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTy
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { escapeString } from '../render/escape.js';
-import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
+import { bytesJsonText, jsonString } from '../render/json-line.js';
+import { bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
 import { type EntryWithSegment, entryControlMarker, ISOLATION_LEVELS, type IsolationLevel } from '../inspect/log.js';
@@ -119,21 +120,23 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
         // With --key, --max-records counts matching records, so the engine's own limit cannot be used.
         const maxRecords = range.key ? undefined : opts.maxRecords;
         /** Prints one record unless --key filters it out; false once nothing more is to be printed. */
-        const onRecord = async (r: LogRecord): Promise<boolean> => {
+        // Synchronous: the loops await out.flush() only when a chunk is due, not a promise per record (issue 15).
+        const onRecord = (r: LogRecord): boolean => {
           if (out.closed || remaining <= 0) return false;
           if (range.key && !(r.key !== null && r.key.equals(range.key))) return true;
           remaining--;
           const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
-          if (decoded && decoding) await out.line(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
-          else if (opts.json) await out.json(recordJson(r, encoding, stats));
-          else await out.line(recordText(r, encoding, stats, c));
+          if (decoded && decoding) out.push(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
+          else out.push(opts.json ? recordJsonLine(r, encoding, stats) : recordText(r, encoding, stats, c));
           return remaining > 0;
         };
         let more = true;
         const includeControl = (opts.control && !decode) || decodeControl !== undefined;
         for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl, isolationLevel: opts.isolationLevel })) {
-          if (!(more = await onRecord(r))) break;
+          more = onRecord(r);
+          if (out.flushDue) await out.flush();
+          if (!more) break;
         }
         if (opts.follow && more && remaining > 0) {
           const follow = { nextOffset: Math.max(opts.fromOffset ?? 0, log.nextOffset), fromTime: opts.fromTime, toOffset: range.toOffset, includeControl };
@@ -150,14 +153,18 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
   return cmd;
 }
 
-export function recordJson(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }) {
-  return {
-    offset: r.offset,
-    timestamp: timestampJson(r.timestamp),
-    key: bytesToJson(r.key, enc, stats),
-    value: bytesToJson(r.value, enc, stats),
-    headers: r.headers.map((h) => ({ key: h.key, value: bytesToJson(h.value, enc, stats) })),
-  };
+/**
+ * One record as one NDJSON line, {"offset","timestamp","key","value","headers"}, exactly as
+ * JSON.stringify writes that object, built without the object (issue 15: per-record garbage).
+ */
+export function recordJsonLine(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): string {
+  const ts = timestampJson(r.timestamp);
+  let line = `{"offset":${r.offset},"timestamp":${typeof ts === 'number' ? ts : `"${ts}"`},"key":${bytesJsonText(r.key, enc, stats)},"value":${bytesJsonText(r.value, enc, stats)},"headers":[`;
+  for (let i = 0; i < r.headers.length; i++) {
+    const h = r.headers[i]!;
+    line += `${i > 0 ? ',' : ''}{"key":${jsonString(h.key)},"value":${bytesJsonText(h.value, enc, stats)}}`;
+  }
+  return `${line}]}`;
 }
 
 export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {

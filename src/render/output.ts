@@ -45,10 +45,23 @@ export class Output {
 
   /** Queues one line; writes when the buffer is large. Await it in loops to respect backpressure. */
   async line(text: string): Promise<void> {
-    if (this.closed) return;
+    if (this.push(text)) await this.flush();
+  }
+
+  /**
+   * Queues one line without a promise (a loop over many records awaits flush() only when this
+   * returns true, rather than one promise per line: issue 15). True once a chunk is due.
+   */
+  push(text: string): boolean {
+    if (this.closed) return false;
     this.pending.push(text);
     this.pendingBytes += text.length + 1;
-    if (this.pendingBytes >= FLUSH_AT_BYTES) await this.flush();
+    return this.flushDue;
+  }
+
+  /** True once enough is queued that flush() should be awaited. */
+  get flushDue(): boolean {
+    return this.pendingBytes >= FLUSH_AT_BYTES;
   }
 
   /**

@@ -1,0 +1,55 @@
+/**
+ * read --json's lines built as strings (src/render/json-line.ts, recordJsonLine) are byte for byte
+ * what JSON.stringify writes for the same record object, for every kind of key, value, header and
+ * timestamp (issue 15: the NDJSON output must not change while its per-record garbage goes).
+ */
+import { describe, expect, it } from 'vitest';
+import { recordJsonLine } from '../../src/commands/read.js';
+import { bytesJsonText, jsonString } from '../../src/render/json-line.js';
+import type { LogRecord } from '../../src/api/format.js';
+
+const samples: (Buffer | null)[] = [
+  null,
+  Buffer.alloc(0),
+  Buffer.from('plain ascii'),
+  Buffer.from('quote " backslash \\ slash / tab \t nl \n nul \0 del \x7f'),
+  Buffer.from('ünïcödé € 😀 \u2028 \u2029'),
+  Buffer.from([0xff, 0xfe, 0x41]), // not UTF-8
+  Buffer.from([0xed, 0xa0, 0x80]), // an encoded surrogate: not valid UTF-8
+  Buffer.from([0x00, 0x1f, 0x20, 0x22, 0x5c]),
+];
+
+/** The object form read --json printed before (JSON.stringify of it is the reference). */
+function expected(buf: Buffer | null, enc: 'utf8' | 'base64' | 'hex'): unknown {
+  if (buf === null) return null;
+  if (enc !== 'utf8') return buf.toString(enc);
+  return Buffer.from(buf.toString('utf8'), 'utf8').equals(buf) ? buf.toString('utf8') : { base64: buf.toString('base64') };
+}
+
+describe('JSON lines built as strings', () => {
+  it('bytesJsonText and jsonString write what JSON.stringify writes', () => {
+    for (const enc of ['utf8', 'base64', 'hex'] as const) {
+      for (const b of samples) expect(bytesJsonText(b, enc)).toBe(JSON.stringify(expected(b, enc)));
+    }
+    for (const s of ['', 'a', '"', '\\', '\u0000', '\u001f', ' ', '\ud800', 'x\udc00y', '😀', '\ud83d\ude00\ud800']) expect(jsonString(s)).toBe(JSON.stringify(s));
+  });
+
+  it('recordJsonLine equals JSON.stringify of the record object, headers and int64 timestamps included', () => {
+    const timestamps = [0, -1, 1796170886371, 2 ** 53 - 1, 2n ** 60n, -(2n ** 63n)];
+    let n = 0;
+    for (const enc of ['utf8', 'base64', 'hex'] as const) {
+      for (const ts of timestamps) {
+        for (let i = 0; i < samples.length; i++) {
+          const headers = i % 3 === 0 ? [] : [{ key: 'h"\u0001\ud800', value: samples[(i + 1) % samples.length]! }, { key: 'k', value: samples[i]! }];
+          const r = { offset: 1000 + i, timestamp: ts, key: samples[i]!, value: samples[samples.length - 1 - i]!, headers } as LogRecord;
+          const tsJson = typeof ts === 'number' ? ts : ts.toString();
+          const object = { offset: r.offset, timestamp: tsJson, key: expected(r.key, enc), value: expected(r.value, enc), headers: headers.map((h) => ({ key: h.key, value: expected(h.value, enc) })) };
+          const stats = { nonUtf8: 0 };
+          expect(recordJsonLine(r, enc, stats)).toBe(JSON.stringify(object));
+          n++;
+        }
+      }
+    }
+    expect(n).toBe(3 * 6 * samples.length);
+  });
+});

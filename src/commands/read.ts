@@ -8,7 +8,7 @@ import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTy
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
 import { escapeString } from '../render/escape.js';
-import { bytesJsonText, jsonString } from '../render/json-line.js';
+import { jsonString, jsonText, writeBytesJson, type JsonSink } from '../render/json-line.js';
 import { bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
@@ -128,7 +128,11 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
           const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
           if (decoded && decoding) out.push(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
-          else out.push(opts.json ? recordJsonLine(r, encoding, stats) : recordText(r, encoding, stats, c));
+          else if (!opts.json) out.push(recordText(r, encoding, stats, c));
+          else {
+            writeRecordJson(out, r, encoding, stats);
+            out.endLine();
+          }
           return remaining > 0;
         };
         let more = true;
@@ -155,16 +159,27 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
 
 /**
  * One record as one NDJSON line, {"offset","timestamp","key","value","headers"}, exactly as
- * JSON.stringify writes that object, built without the object (issue 15: per-record garbage).
+ * JSON.stringify writes that object, written without the object (issue 15: per-record garbage).
  */
-export function recordJsonLine(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): string {
+export function writeRecordJson(sink: JsonSink, r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): void {
   const ts = timestampJson(r.timestamp);
-  let line = `{"offset":${r.offset},"timestamp":${typeof ts === 'number' ? ts : `"${ts}"`},"key":${bytesJsonText(r.key, enc, stats)},"value":${bytesJsonText(r.value, enc, stats)},"headers":[`;
+  sink.write(`{"offset":${r.offset},"timestamp":${typeof ts === 'number' ? ts : `"${ts}"`},"key":`);
+  writeBytesJson(sink, r.key, enc, stats);
+  sink.write(',"value":');
+  writeBytesJson(sink, r.value, enc, stats);
+  sink.write(',"headers":[');
   for (let i = 0; i < r.headers.length; i++) {
     const h = r.headers[i]!;
-    line += `${i > 0 ? ',' : ''}{"key":${jsonString(h.key)},"value":${bytesJsonText(h.value, enc, stats)}}`;
+    sink.write(`${i > 0 ? ',' : ''}{"key":${jsonString(h.key)},"value":`);
+    writeBytesJson(sink, h.value, enc, stats);
+    sink.write('}');
   }
-  return `${line}]}`;
+  sink.write(']}');
+}
+
+/** writeRecordJson as a string. */
+export function recordJsonLine(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): string {
+  return jsonText((sink) => writeRecordJson(sink, r, enc, stats));
 }
 
 export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {

@@ -60,21 +60,40 @@ export class Output {
    * returns true, rather than one promise per line: issue 15). True once a chunk is due.
    */
   push(text: string): boolean {
-    if (this.closed) return false;
+    this.write(text);
+    return this.endLine();
+  }
+
+  /** Appends text to the line being built; endLine() ends it. */
+  write(text: string): void {
+    if (this.closed) return;
     let room = this.chunk.length - this.pos;
-    // At most 3 UTF-8 bytes per UTF-16 unit: most lines fit without measuring them first.
-    if (text.length * 3 + 1 > room) {
-      const bytes = Buffer.byteLength(text) + 1;
+    // At most 3 UTF-8 bytes per UTF-16 unit: most text fits without measuring it first.
+    if (text.length * 3 > room) {
+      const bytes = Buffer.byteLength(text);
       if (bytes > room) {
         this.writeOut();
         room = this.chunk.length;
       }
-      if (bytes > room) {
-        this.send(`${text}\n`); // longer than a chunk: written as it is
-        return this.flushDue;
-      }
+      if (bytes > room) return this.send(text); // longer than a chunk: written as it is
     }
     this.pos += this.chunk.write(text, this.pos);
+  }
+
+  /** Appends bytes to the line being built, copied (the caller may reuse them). */
+  writeBytes(bytes: Buffer): void {
+    if (this.closed) return;
+    if (bytes.length > this.chunk.length - this.pos) {
+      this.writeOut();
+      if (bytes.length > this.chunk.length) return this.send(Buffer.from(bytes));
+    }
+    this.pos += bytes.copy(this.chunk, this.pos);
+  }
+
+  /** Ends the line being built; true once a chunk is due (then await flush()). */
+  endLine(): boolean {
+    if (this.closed) return false;
+    if (this.pos === this.chunk.length) this.writeOut();
     this.chunk[this.pos++] = 0x0a;
     return this.flushDue;
   }

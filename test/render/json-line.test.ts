@@ -4,9 +4,17 @@
  * timestamp (issue 15: the NDJSON output must not change while its per-record garbage goes).
  */
 import { describe, expect, it } from 'vitest';
-import { recordJsonLine } from '../../src/commands/read.js';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll } from 'vitest';
+import { recordJsonLine, writeRecordJson } from '../../src/commands/read.js';
+import { Output } from '../../src/render/output.js';
+import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { bytesJsonText, jsonString } from '../../src/render/json-line.js';
 import type { LogRecord } from '../../src/api/format.js';
+
+afterAll(removeTempDirs);
 
 const samples: (Buffer | null)[] = [
   null,
@@ -51,5 +59,26 @@ describe('JSON lines built as strings', () => {
       }
     }
     expect(n).toBe(3 * 6 * samples.length);
+  });
+
+  it('written into Output through a real pipe, lines of every size (past a chunk too) arrive as JSON.stringify writes them', async () => {
+    const file = path.join(makeTempDir(), 'out.ndjson');
+    const child = spawn('sh', ['-c', `cat > "${file}"`], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const out = new Output(child.stdin as unknown as NodeJS.WriteStream);
+    const expectedLines: string[] = [];
+    const sizes = [0, 1, 100, 1000, 65_535, 65_536, 131_071, 131_072, 300_000];
+    for (let i = 0; i < 3000; i++) {
+      const size = i % 100 === 0 ? sizes[(i / 100) % sizes.length]! : (i * 37) % 2000;
+      const value = Buffer.alloc(size, i % 7 === 0 ? 'é"' : 'v');
+      const r = { offset: i, timestamp: 1_700_000_000_000 + i, key: samples[i % samples.length]!, value, headers: [] } as LogRecord;
+      expectedLines.push(JSON.stringify({ offset: i, timestamp: r.timestamp, key: expected(r.key, 'utf8'), value: expected(value, 'utf8'), headers: [] }));
+      writeRecordJson(out, r, 'utf8', { nonUtf8: 0 });
+      if (out.endLine()) await out.flush();
+    }
+    await out.flush();
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${expectedLines.join('\n')}\n`);
   });
 });

@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log/log.js';
-import { nativeIO, realIO, withIO, type FileIO } from '../../src/engine/io.js';
+import { realIO, withIO } from '../../src/engine/io.js';
+import { countingIO } from '../helpers/counting-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);
@@ -17,31 +18,6 @@ afterAll(removeTempDirs);
 const BATCHES = 600;
 const RECORDS_PER_BATCH = 8;
 const VALUE_BYTES = 100;
-
-/** The real file layer, counting bytes and read calls on `.log` files. */
-function countingIO(): { io: FileIO; logBytesRead: () => number; logReads: () => number } {
-  const logFds = new Set<number>();
-  let bytes = 0;
-  let reads = 0;
-  const io: FileIO = {
-    ...nativeIO,
-    open: (p, flags) => {
-      const fd = nativeIO.open(p, flags);
-      if (p.endsWith('.log')) logFds.add(fd);
-      else logFds.delete(fd);
-      return fd;
-    },
-    read: (fd, buf, offset, length, position) => {
-      const n = nativeIO.read(fd, buf, offset, length, position);
-      if (logFds.has(fd)) {
-        bytes += n;
-        reads++;
-      }
-      return n;
-    },
-  };
-  return { io, logBytesRead: () => bytes, logReads: () => reads };
-}
 
 describe('full recovery', () => {
   it('reads each .log once: the index scan feeds the producer state for the .txnindex', async () => {

@@ -7,7 +7,8 @@ import { LogtoolError, compressionName, type LogRecord } from '../api/format.js'
 import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf, decodeEntryRecords } from '../inspect/format.js';
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import { escapeString } from '../render/escape.js';
+import { isUtf8 } from 'node:buffer';
+import { escapeString, utf8NeedsEscape } from '../render/escape.js';
 import { jsonString, jsonText, writeBytesJson, type JsonSink } from '../render/json-line.js';
 import { bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
@@ -128,9 +129,9 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
           const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
           if (decoded && decoding) out.push(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
-          else if (!opts.json) out.push(recordText(r, encoding, stats, c));
           else {
-            writeRecordJson(out, r, encoding, stats);
+            if (opts.json) writeRecordJson(out, r, encoding, stats);
+            else writeRecordText(out, r, encoding, stats, c);
             out.endLine();
           }
           return remaining > 0;
@@ -182,10 +183,28 @@ export function recordJsonLine(r: LogRecord, enc: ReturnType<typeof parseEncodin
   return jsonText((sink) => writeRecordJson(sink, r, enc, stats));
 }
 
+/** One record as one line of text (offset, timestamp, key, value, headers; tab-separated). */
 export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {
-  const ts = formatTimestamp(r.timestamp);
-  const headers = r.headers.length ? `\t${r.headers.map((h) => `${escapeString(h.key)}=${bytesToText(h.value, enc, stats)}`).join(',')}` : '';
-  return `${c.cyan(String(r.offset))}\t${c.dim(ts)}\t${c.green(bytesToText(r.key, enc, stats))}\t${bytesToText(r.value, enc, stats)}${headers}`;
+  return jsonText((sink) => writeRecordText(sink, r, enc, stats, c));
+}
+
+/**
+ * recordText written to a sink: without colours, a key or value that is valid UTF-8 with nothing
+ * to escape goes as its bytes, never becoming a string (issue 15).
+ */
+export function writeRecordText(sink: JsonSink, r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): void {
+  sink.write(`${c.cyan(String(r.offset))}\t${c.dim(formatTimestamp(r.timestamp))}\t`);
+  if (c.level > 0) sink.write(c.green(bytesToText(r.key, enc, stats)));
+  else writeBytesText(sink, r.key, enc, stats);
+  sink.write('\t');
+  writeBytesText(sink, r.value, enc, stats);
+  if (r.headers.length) sink.write(`\t${r.headers.map((h) => `${escapeString(h.key)}=${bytesToText(h.value, enc, stats)}`).join(',')}`);
+}
+
+/** bytesToText written to a sink, as bytes when they are valid UTF-8 that needs no escape. */
+function writeBytesText(sink: JsonSink, buf: Buffer | null, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): void {
+  if (buf !== null && enc === 'utf8' && isUtf8(buf) && !utf8NeedsEscape(buf)) sink.writeBytes(buf);
+  else sink.write(bytesToText(buf, enc, stats));
 }
 
 export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined }) {

@@ -8,7 +8,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll } from 'vitest';
-import { recordJsonLine, writeRecordJson } from '../../src/commands/read.js';
+import { Chalk } from 'chalk';
+import { recordJsonLine, recordText, writeRecordJson, writeRecordText } from '../../src/commands/read.js';
+import { bytesToText } from '../../src/commands/shared.js';
+import { formatTimestamp } from '../../src/render/timestamp.js';
 import { Output } from '../../src/render/output.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { bytesJsonText, jsonString } from '../../src/render/json-line.js';
@@ -25,6 +28,9 @@ const samples: (Buffer | null)[] = [
   Buffer.from([0xff, 0xfe, 0x41]), // not UTF-8
   Buffer.from([0xed, 0xa0, 0x80]), // an encoded surrogate: not valid UTF-8
   Buffer.from([0x00, 0x1f, 0x20, 0x22, 0x5c]),
+  Buffer.from('del \x7f c1 \u0085 \u009b nbsp \u00a0 \u00c2'),
+  Buffer.from('c1 only \u0085, then \u00a0 \u00c2'),
+  Buffer.from('del only \x7f'),
 ];
 
 /** The object form read --json printed before (JSON.stringify of it is the reference). */
@@ -74,6 +80,32 @@ describe('JSON lines built as strings', () => {
       const r = { offset: i, timestamp: 1_700_000_000_000 + i, key: samples[i % samples.length]!, value, headers: [] } as LogRecord;
       expectedLines.push(JSON.stringify({ offset: i, timestamp: r.timestamp, key: expected(r.key, 'utf8'), value: expected(value, 'utf8'), headers: [] }));
       writeRecordJson(out, r, 'utf8', { nonUtf8: 0 });
+      if (out.endLine()) await out.flush();
+    }
+    await out.flush();
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${expectedLines.join('\n')}\n`);
+  });
+
+  it('text lines written as bytes into Output equal the escaped text, with and without colours', async () => {
+    const file = path.join(makeTempDir(), 'out.txt');
+    const child = spawn('sh', ['-c', `cat > "${file}"`], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const out = new Output(child.stdin as unknown as NodeJS.WriteStream);
+    const plain = new Chalk({ level: 0 });
+    const coloured = new Chalk({ level: 1 });
+    const expectedLines: string[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const key = samples[i % samples.length]!;
+      const value = i % 50 === 0 ? Buffer.alloc(200_000 + i, 'w') : samples[(i * 3) % samples.length]!;
+      const headers = i % 4 === 0 ? [{ key: 'h\n', value: samples[i % samples.length]! }] : [];
+      const r = { offset: i, timestamp: 1_700_000_000_000 + i, key, value, headers } as LogRecord;
+      const hs = headers.length ? `\t${headers.map((h) => `h\\n=${bytesToText(h.value, 'utf8')}`).join(',')}` : '';
+      const line = `${i}\t${formatTimestamp(r.timestamp)}\t${bytesToText(key, 'utf8')}\t${bytesToText(value, 'utf8')}${hs}`;
+      expectedLines.push(line);
+      expect(recordText(r, 'utf8', { nonUtf8: 0 }, coloured)).toBe(`${coloured.cyan(String(i))}\t${coloured.dim(formatTimestamp(r.timestamp))}\t${coloured.green(bytesToText(key, 'utf8'))}\t${bytesToText(value, 'utf8')}${hs}`);
+      writeRecordText(out, r, 'utf8', { nonUtf8: 0 }, plain);
       if (out.endLine()) await out.flush();
     }
     await out.flush();

@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/engine/log/log.js';
 import { verifyLog } from '../../src/engine/recovery/log-verifier.js';
 import { EntryScanner, entryBytes } from '../../src/engine/segment/file-records.js';
-import { nativeIO, realIO, withIO, type FileIO } from '../../src/engine/io.js';
+import { realIO, withIO } from '../../src/engine/io.js';
+import { countingIO } from '../helpers/counting-io.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 
 afterAll(removeTempDirs);
@@ -19,27 +20,6 @@ const LOG0 = '00000000000000000000.log';
 const BATCHES = 40;
 const RECORDS_PER_BATCH = 64;
 const VALUE_BYTES = 1000;
-
-/** The real file layer, counting the bytes read from `.log` files. */
-function countingIO(): { io: FileIO; logBytesRead: () => number } {
-  const logFds = new Set<number>();
-  let bytes = 0;
-  const io: FileIO = {
-    ...nativeIO,
-    open: (p, flags) => {
-      const fd = nativeIO.open(p, flags);
-      if (p.endsWith('.log')) logFds.add(fd);
-      else logFds.delete(fd);
-      return fd;
-    },
-    read: (fd, buf, offset, length, position) => {
-      const n = nativeIO.read(fd, buf, offset, length, position);
-      if (logFds.has(fd)) bytes += n;
-      return n;
-    },
-  };
-  return { io, logBytesRead: () => bytes };
-}
 
 const value = (b: number, r: number): Buffer => Buffer.from(`value-${b}-${r}-`.padEnd(VALUE_BYTES, 'v'));
 

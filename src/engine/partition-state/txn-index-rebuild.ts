@@ -15,7 +15,8 @@ import path from 'node:path';
 import { LogSegment } from '../segment/segment.js';
 import { LOG_SUFFIX, TXN_INDEX_SUFFIX, parseBaseOffset, segmentFileName } from '../segment/segment-files.js';
 import type { ProducerStateManager } from './producer-state.js';
-import { loadProducerState, replayBatches, type ProducerStateSource } from './producer-state-load.js';
+import { entryControlMarker, loadProducerState, replayBatches, type ProducerStateSource } from './producer-state-load.js';
+import type { LogEntry } from '../segment/file-records.js';
 import { encodeTxnIndex, writeTxnIndex, type AbortedTxn } from './transaction-index.js';
 
 /** Whether `file` holds exactly `bytes` (a missing file holds none). */
@@ -38,10 +39,22 @@ function holds(io: FileIO, file: string, bytes: Buffer): boolean {
   return buf.equals(bytes);
 }
 
+/** A segment's batches being fed to the state by the caller's own scan (TxnIndexRebuilder.feeder). */
+interface Feed {
+  seg: LogSegment;
+  /** The next segment's base offset when the feed began: replay stops before it. */
+  end: number;
+  /** Aborted transactions known before the segment. */
+  before: number;
+  /** Set when a batch reached `end`: fed state is exact only while `end` stays (a truncation dropping later segments moves it). */
+  reachedEnd: boolean;
+}
+
 export class TxnIndexRebuilder {
   private state: ProducerStateManager | undefined;
   /** The offset `state` stands at. */
   private at = -1;
+  private feed: Feed | undefined;
 
   /**
    * `segments`: the log's segments (the list may lose later ones meanwhile). `maxSnapshotOffset`:
@@ -52,14 +65,47 @@ export class TxnIndexRebuilder {
     private readonly maxSnapshotOffset: number,
   ) {}
 
-  /** The aborted transactions whose markers lie in `seg`, with Kafka's lastStableOffset. */
-  entriesFor(seg: LogSegment): AbortedTxn[] {
+  private endOf(seg: LogSegment): number {
     const segments = this.source.segments;
-    const next = segments[segments.indexOf(seg) + 1];
-    const end = next?.baseOffset ?? Infinity;
+    return segments[segments.indexOf(seg) + 1]?.baseOffset ?? Infinity;
+  }
+
+  /** The state at `seg`'s base offset (carried on from the previous segment, or loaded). */
+  private stateAt(seg: LogSegment): ProducerStateManager {
     if (!this.state || this.at !== seg.baseOffset) {
       this.state = loadProducerState(this.source, { maxSnapshotOffset: Math.min(this.maxSnapshotOffset, seg.baseOffset), upTo: seg.baseOffset }).state;
+      this.at = seg.baseOffset;
     }
+    return this.state;
+  }
+
+  /**
+   * A callback for the caller's validating scan of `seg` (recovery's LogSegment.recover), fed every
+   * valid batch in order: the state replays them there, and the segment is not read a second time.
+   * The next entriesFor/rebuild of `seg` uses what was fed, as replayBatches would have read it.
+   */
+  feeder(seg: LogSegment): (entry: LogEntry) => void {
+    const state = this.stateAt(seg);
+    const feed: Feed = { seg, end: this.endOf(seg), before: state.aborted.length, reachedEnd: false };
+    this.feed = feed;
+    this.at = -1; // mid-segment until entriesFor takes the feed
+    return (entry) => {
+      if (feed.reachedEnd) return;
+      if (entry.lastOffset >= feed.end) feed.reachedEnd = true;
+      else if (entry.header && entry.lastOffset >= seg.baseOffset) state.update(entry.header, () => entryControlMarker(entry));
+    };
+  }
+
+  /** The aborted transactions whose markers lie in `seg`, with Kafka's lastStableOffset. */
+  entriesFor(seg: LogSegment): AbortedTxn[] {
+    const end = this.endOf(seg);
+    const feed = this.feed;
+    this.feed = undefined;
+    if (feed?.seg === seg && (!feed.reachedEnd || feed.end === end) && this.state) {
+      this.at = end;
+      return this.state.aborted.slice(feed.before);
+    }
+    this.state = this.stateAt(seg);
     const before = this.state.aborted.length;
     replayBatches(this.state, [seg], seg.baseOffset, end);
     this.at = end;

@@ -17,7 +17,7 @@
 import path from 'node:path';
 import type { FileIO } from '../io.js';
 import { LogtoolError } from '../errors.js';
-import { EntryScanner, type ScanEnd } from '../segment/file-records.js';
+import { EntryScanner, type LogEntry, type ScanEnd } from '../segment/file-records.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segmentFileName } from '../segment/segment-files.js';
 import { OffsetIndex, OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
 import { TimeIndex, TIME_INDEX_ENTRY_BYTES } from '../segment/time-index.js';
@@ -50,6 +50,8 @@ export interface IndexScanOptions {
   indexIntervalBytes: number;
   /** Called with the bytes scanned so far, at most every PROGRESS_STEP_BYTES. */
   onProgress?: (bytesDone: number) => void;
+  /** Called with every valid entry, in order, while the scan holds it (recovery feeds the producer state: one pass). */
+  onEntry?: (entry: LogEntry) => void;
 }
 
 /** Granularity of progress callbacks: often enough for a spinner, rare enough to cost nothing. */
@@ -70,6 +72,7 @@ export function scanAndIndex(scanner: EntryScanner, fileBytes: number, opts: Ind
   let nextOffset: number | undefined;
   let nextProgress = PROGRESS_STEP_BYTES;
   for (const entry of scanner.entries()) {
+    opts.onEntry?.(entry);
     if (entry.maxTimestamp > maxTs) {
       maxTs = entry.maxTimestamp;
       offsetOfMaxTs = entry.lastOffset;

@@ -271,7 +271,7 @@ export class LogSegment {
    * the first invalid entry unless `truncate: false` (the loader truncates itself, after saving
    * the cut bytes).
    */
-  recover(opts: { truncate?: boolean; onProgress?: (bytesDone: number) => void } = {}): RecoverResult {
+  recover(opts: { truncate?: boolean; onProgress?: (bytesDone: number) => void; onEntry?: (entry: LogEntry) => void } = {}): RecoverResult {
     if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
     // Both files are written in one pass through bounded buffers and renamed into place (one
     // write per 64 KiB, not one per entry). Not fsynced: the recovery point does not advance
@@ -282,7 +282,7 @@ export class LogSegment {
     let r: ReturnType<typeof scanAndIndex>;
     try {
       r = writeIndexFiles(this.io, this.dir, this.baseOffset, paths, false, (sink) =>
-        scanAndIndex(scanner, this.size, { baseOffset: this.baseOffset, indexIntervalBytes: this.indexIntervalBytes, onProgress: opts.onProgress }, sink),
+        scanAndIndex(scanner, this.size, { baseOffset: this.baseOffset, indexIntervalBytes: this.indexIntervalBytes, onProgress: opts.onProgress, onEntry: opts.onEntry }, sink),
       );
     } finally {
       // Reopened at once (the rebuilt files), as writable as before: recover() runs on writable segments only.

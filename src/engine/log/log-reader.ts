@@ -159,7 +159,7 @@ export class LogReader {
       if (e.entry.lastOffset < start) continue;
       let crcValid: boolean | undefined;
       if (options.verifyCrc !== false) crcValid = entryCrcValid(e.entry);
-      yield { ...e, crcValid };
+      yield { segment: e.segment, entry: e.entry, crcValid }; // a literal: a spread per batch costs more
       if (--remaining <= 0) return;
     }
   }

@@ -60,7 +60,7 @@ export class OffsetIndex extends AbstractIndex {
    * probe. Entries below `entries` never change but by truncation, which drops the cache.
    */
   lookup(target: number): OffsetPosition {
-    const i = this.floorIndex(target, (k) => this.cachedEntry(k).offset);
+    const i = this.floorIndex(target, (k) => this.cachedOffset(k));
     return i < 0 ? { offset: this.baseOffset, position: 0 } : this.cachedEntry(i);
   }
 
@@ -70,12 +70,13 @@ export class OffsetIndex extends AbstractIndex {
    * position this is (undefined when there is none: the segment's end). A lookup reads up to it.
    */
   lookupSpan(target: number): { floor: OffsetPosition; endPosition: number | undefined } {
-    const i = this.floorIndex(target, (k) => this.cachedEntry(k).offset);
+    const i = this.floorIndex(target, (k) => this.cachedOffset(k));
     const floor = i < 0 ? { offset: this.baseOffset, position: 0 } : this.cachedEntry(i);
     return { floor, endPosition: i + 2 < this.entries ? this.cachedEntry(i + 2).position : undefined };
   }
 
-  private cachedEntry(k: number): OffsetPosition {
+  /** The cached block holding entry k (read, or read again for entries added since it was read). */
+  private cachedBlock(k: number): Buffer {
     const blockIndex = Math.floor(k / LOOKUP_BLOCK_ENTRIES);
     const first = blockIndex * LOOKUP_BLOCK_ENTRIES;
     let block = this.blocks.get(blockIndex);
@@ -88,8 +89,18 @@ export class OffsetIndex extends AbstractIndex {
       block = { buf, valid };
       this.blocks.set(blockIndex, block);
     }
-    const at = (k - first) * OFFSET_INDEX_ENTRY_BYTES;
-    return { offset: this.baseOffset + block.buf.readInt32BE(at), position: block.buf.readInt32BE(at + 4) };
+    return block.buf;
+  }
+
+  /** Entry k's offset alone: the binary search's probes allocate no entry object. */
+  private cachedOffset(k: number): number {
+    return this.baseOffset + this.cachedBlock(k).readInt32BE((k % LOOKUP_BLOCK_ENTRIES) * OFFSET_INDEX_ENTRY_BYTES);
+  }
+
+  private cachedEntry(k: number): OffsetPosition {
+    const buf = this.cachedBlock(k);
+    const at = (k % LOOKUP_BLOCK_ENTRIES) * OFFSET_INDEX_ENTRY_BYTES;
+    return { offset: this.baseOffset + buf.readInt32BE(at), position: buf.readInt32BE(at + 4) };
   }
 
   override truncateToEntries(n: number): void {

@@ -24,7 +24,7 @@ import { validateGroupName } from '../inspect/queue.js';
 import { LogtoolError, type LogRecord } from '../api/format.js';
 import { Output, colours, warn } from '../render/output.js';
 import { renderTable } from '../render/table.js';
-import { recordJson, recordText } from './read.js';
+import { recordJsonLine, recordText } from './read.js';
 import { committedView } from '../inspect/log.js';
 import { openLog, parseEncoding, parseInteger, type WarningCounter } from './shared.js';
 
@@ -108,7 +108,7 @@ Examples:
           positions.commit(opts.group!, offset);
           stored = offset;
         };
-        const format = (r: LogRecord): string => (opts.json ? JSON.stringify(recordJson(r, encoding, stats)) : recordText(r, encoding, stats, c));
+        const format = (r: LogRecord): string => (opts.json ? recordJsonLine(r, encoding, stats) : recordText(r, encoding, stats, c));
         let next = from;
         let printed = 0;
         // Read to the end without a warning: control records past the last data record are consumed too

@@ -28,7 +28,7 @@ export interface FollowOptions {
  * Follows the log at `dir` until SIGINT, a closed pipe, `toOffset`, or `onRecord` returning false.
  * `reopen` opens the log read-only (the command's own open, with its warnings).
  */
-export async function followLog(dir: string, opts: FollowOptions, reopen: () => Log, onRecord: (r: LogRecord) => Promise<boolean>, out: Output): Promise<void> {
+export async function followLog(dir: string, opts: FollowOptions, reopen: () => Log, onRecord: (r: LogRecord) => boolean, out: Output): Promise<void> {
   let next = opts.nextOffset;
   if (opts.toOffset !== undefined && next >= opts.toOffset) return;
   const interrupt = new Interrupt();
@@ -44,7 +44,9 @@ export async function followLog(dir: string, opts: FollowOptions, reopen: () => 
       const log = reopen();
       try {
         for (const r of log.read({ fromOffset: Math.max(next, log.logStartOffset), fromTime: opts.fromTime, toOffset: opts.toOffset, includeControl: opts.includeControl })) {
-          if (!(await onRecord(r))) return;
+          const more = onRecord(r);
+          if (out.flushDue) await out.flush();
+          if (!more) return;
         }
         next = Math.max(next, log.nextOffset);
       } finally {

@@ -7,8 +7,10 @@ import { LogtoolError, compressionName, type LogRecord } from '../api/format.js'
 import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf, decodeEntryRecords } from '../inspect/format.js';
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import { escapeString } from '../render/escape.js';
-import { bytesToJson, bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
+import { isUtf8 } from 'node:buffer';
+import { escapeString, utf8NeedsEscape } from '../render/escape.js';
+import { jsonString, jsonText, writeBytesJson, type JsonSink } from '../render/json-line.js';
+import { bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
 import { FOLLOW_POLL_MS, followLog } from './read-follow.js';
 import { type EntryWithSegment, entryControlMarker, ISOLATION_LEVELS, type IsolationLevel } from '../inspect/log.js';
@@ -119,21 +121,27 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
         // With --key, --max-records counts matching records, so the engine's own limit cannot be used.
         const maxRecords = range.key ? undefined : opts.maxRecords;
         /** Prints one record unless --key filters it out; false once nothing more is to be printed. */
-        const onRecord = async (r: LogRecord): Promise<boolean> => {
+        // Synchronous: the loops await out.flush() only when a chunk is due, not a promise per record (issue 15).
+        const onRecord = (r: LogRecord): boolean => {
           if (out.closed || remaining <= 0) return false;
           if (range.key && !(r.key !== null && r.key.equals(range.key))) return true;
           remaining--;
           const decoded = decode ? (decodeControl?.(r) ?? decode(r)) : undefined;
           if (decoded?.problem) counter.count++; // printed on its line; the exit code says 3
-          if (decoded && decoding) await out.line(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
-          else if (opts.json) await out.json(recordJson(r, encoding, stats));
-          else await out.line(recordText(r, encoding, stats, c));
+          if (decoded && decoding) out.push(opts.json ? decoding.decodedJsonLine(r, decoded) : decoding.decodedTextLine(r, decoded, c));
+          else {
+            if (opts.json) writeRecordJson(out, r, encoding, stats);
+            else writeRecordText(out, r, encoding, stats, c);
+            out.endLine();
+          }
           return remaining > 0;
         };
         let more = true;
         const includeControl = (opts.control && !decode) || decodeControl !== undefined;
         for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl, isolationLevel: opts.isolationLevel })) {
-          if (!(more = await onRecord(r))) break;
+          more = onRecord(r);
+          if (out.flushDue) await out.flush();
+          if (!more) break;
         }
         if (opts.follow && more && remaining > 0) {
           const follow = { nextOffset: Math.max(opts.fromOffset ?? 0, log.nextOffset), fromTime: opts.fromTime, toOffset: range.toOffset, includeControl };
@@ -150,20 +158,53 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
   return cmd;
 }
 
-export function recordJson(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }) {
-  return {
-    offset: r.offset,
-    timestamp: timestampJson(r.timestamp),
-    key: bytesToJson(r.key, enc, stats),
-    value: bytesToJson(r.value, enc, stats),
-    headers: r.headers.map((h) => ({ key: h.key, value: bytesToJson(h.value, enc, stats) })),
-  };
+/**
+ * One record as one NDJSON line, {"offset","timestamp","key","value","headers"}, exactly as
+ * JSON.stringify writes that object, written without the object (issue 15: per-record garbage).
+ */
+export function writeRecordJson(sink: JsonSink, r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): void {
+  const ts = timestampJson(r.timestamp);
+  sink.write(`{"offset":${r.offset},"timestamp":${typeof ts === 'number' ? ts : `"${ts}"`},"key":`);
+  writeBytesJson(sink, r.key, enc, stats);
+  sink.write(',"value":');
+  writeBytesJson(sink, r.value, enc, stats);
+  sink.write(',"headers":[');
+  for (let i = 0; i < r.headers.length; i++) {
+    const h = r.headers[i]!;
+    sink.write(`${i > 0 ? ',' : ''}{"key":${jsonString(h.key)},"value":`);
+    writeBytesJson(sink, h.value, enc, stats);
+    sink.write('}');
+  }
+  sink.write(']}');
 }
 
+/** writeRecordJson as a string. */
+export function recordJsonLine(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): string {
+  return jsonText((sink) => writeRecordJson(sink, r, enc, stats));
+}
+
+/** One record as one line of text (offset, timestamp, key, value, headers; tab-separated). */
 export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): string {
-  const ts = formatTimestamp(r.timestamp);
-  const headers = r.headers.length ? `\t${r.headers.map((h) => `${escapeString(h.key)}=${bytesToText(h.value, enc, stats)}`).join(',')}` : '';
-  return `${c.cyan(String(r.offset))}\t${c.dim(ts)}\t${c.green(bytesToText(r.key, enc, stats))}\t${bytesToText(r.value, enc, stats)}${headers}`;
+  return jsonText((sink) => writeRecordText(sink, r, enc, stats, c));
+}
+
+/**
+ * recordText written to a sink: without colours, a key or value that is valid UTF-8 with nothing
+ * to escape goes as its bytes, never becoming a string (issue 15).
+ */
+export function writeRecordText(sink: JsonSink, r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): void {
+  sink.write(`${c.cyan(String(r.offset))}\t${c.dim(formatTimestamp(r.timestamp))}\t`);
+  if (c.level > 0) sink.write(c.green(bytesToText(r.key, enc, stats)));
+  else writeBytesText(sink, r.key, enc, stats);
+  sink.write('\t');
+  writeBytesText(sink, r.value, enc, stats);
+  if (r.headers.length) sink.write(`\t${r.headers.map((h) => `${escapeString(h.key)}=${bytesToText(h.value, enc, stats)}`).join(',')}`);
+}
+
+/** bytesToText written to a sink, as bytes when they are valid UTF-8 that needs no escape. */
+function writeBytesText(sink: JsonSink, buf: Buffer | null, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): void {
+  if (buf !== null && enc === 'utf8' && isUtf8(buf) && !utf8NeedsEscape(buf)) sink.writeBytes(buf);
+  else sink.write(bytesToText(buf, enc, stats));
 }
 
 export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined }) {

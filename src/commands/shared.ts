@@ -141,20 +141,6 @@ export function parseEncoding(text: string): Encoding {
 }
 
 /**
- * Bytes as JSON: a string in the chosen encoding. Under utf8, bytes that are not valid UTF-8 are
- * never altered: they are written as {"base64": "…"}, which `append` reads back to the same bytes.
- */
-export function bytesToJson(buf: Buffer | null, enc: Encoding, stats?: { nonUtf8: number }): string | null | { base64: string } {
-  if (buf === null) return null;
-  if (enc === 'utf8') {
-    if (isUtf8(buf)) return buf.toString('utf8');
-    if (stats) stats.nonUtf8++;
-    return { base64: buf.toString('base64') };
-  }
-  return buf.toString(enc);
-}
-
-/**
  * Bytes for a human, on one line: UTF-8 text with controls, backslashes and bytes that are not
  * valid UTF-8 escaped (escapeBytes: `\n \t \r \0 \\`, `\xNN` for the rest).
  */

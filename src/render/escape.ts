@@ -73,6 +73,15 @@ export function escapeBytes(buf: Buffer, valid?: boolean): string {
   return out + buf.toString('utf8', run, i);
 }
 
+/** True if valid UTF-8 `buf` holds a character escapeBytes escapes (C0, backslash, DEL, C1: U+0080–U+009F are 0xc2 0x80–0x9f). */
+export function utf8NeedsEscape(buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i]!;
+    if (b < 0x20 || b === 0x5c || b === 0x7f || (b === 0xc2 && buf[i + 1]! <= 0x9f)) return true;
+  }
+  return false;
+}
+
 /** A string from the data (a header key) escaped as its UTF-8 bytes. */
 export function escapeString(s: string): string {
   return NEEDS_ESCAPE.test(s) ? escapeBytes(Buffer.from(s, 'utf8'), true) : s;

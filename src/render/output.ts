@@ -20,11 +20,18 @@ const FLUSH_AT_BYTES = 64 * 1024;
  */
 export const MAX_IN_FLIGHT_CHARS = 128 * 1024;
 
+/** Room in a chunk: a line is encoded straight into it (no joined string, no encoding in the stream). */
+const CHUNK_CAPACITY_BYTES = 2 * FLUSH_AT_BYTES;
+/** Chunks written out and back from the stream, kept for reuse. */
+const SPARE_CHUNKS = 2;
+
 export class Output {
   private readonly stream: NodeJS.WriteStream;
-  private pending: string[] = [];
-  private pendingBytes = 0;
-  /** Characters written to the stream whose write has not completed yet. */
+  /** Queued lines as UTF-8, each ending in \n, in chunk[0, pos). */
+  private chunk: Buffer = Buffer.allocUnsafeSlow(CHUNK_CAPACITY_BYTES);
+  private pos = 0;
+  private readonly spare: Buffer[] = [];
+  /** Bytes (or characters, for a line longer than a chunk) written to the stream whose write has not completed yet. */
   private inFlightChars = 0;
   /** Wakes a flush waiting for the in-flight characters to go down. */
   private wake: (() => void) | undefined;
@@ -45,10 +52,78 @@ export class Output {
 
   /** Queues one line; writes when the buffer is large. Await it in loops to respect backpressure. */
   async line(text: string): Promise<void> {
+    if (this.push(text)) await this.flush();
+  }
+
+  /**
+   * Queues one line without a promise (a loop over many records awaits flush() only when this
+   * returns true, rather than one promise per line: issue 15). True once a chunk is due.
+   */
+  push(text: string): boolean {
+    this.write(text);
+    return this.endLine();
+  }
+
+  /** Appends text to the line being built; endLine() ends it. */
+  write(text: string): void {
     if (this.closed) return;
-    this.pending.push(text);
-    this.pendingBytes += text.length + 1;
-    if (this.pendingBytes >= FLUSH_AT_BYTES) await this.flush();
+    let room = this.chunk.length - this.pos;
+    // At most 3 UTF-8 bytes per UTF-16 unit: most text fits without measuring it first.
+    if (text.length * 3 > room) {
+      const bytes = Buffer.byteLength(text);
+      if (bytes > room) {
+        this.writeOut();
+        room = this.chunk.length;
+      }
+      if (bytes > room) return this.send(text); // longer than a chunk: written as it is
+    }
+    this.pos += this.chunk.write(text, this.pos);
+  }
+
+  /** Appends bytes to the line being built, copied (the caller may reuse them). */
+  writeBytes(bytes: Buffer): void {
+    if (this.closed) return;
+    if (bytes.length > this.chunk.length - this.pos) {
+      this.writeOut();
+      if (bytes.length > this.chunk.length) return this.send(Buffer.from(bytes));
+    }
+    this.pos += bytes.copy(this.chunk, this.pos);
+  }
+
+  /** Ends the line being built; true once a chunk is due (then await flush()). */
+  endLine(): boolean {
+    if (this.closed) return false;
+    if (this.pos === this.chunk.length) this.writeOut();
+    this.chunk[this.pos++] = 0x0a;
+    return this.flushDue;
+  }
+
+  /** True once enough is queued (or in flight) that flush() should be awaited. */
+  get flushDue(): boolean {
+    return this.pos >= FLUSH_AT_BYTES || this.inFlightChars > MAX_IN_FLIGHT_CHARS;
+  }
+
+  /** Hands the queued lines to the stream; the chunk comes back for reuse once written. */
+  private writeOut(): void {
+    if (this.pos === 0) return;
+    const full = this.chunk;
+    const data = full.subarray(0, this.pos);
+    this.chunk = this.spare.pop() ?? Buffer.allocUnsafeSlow(CHUNK_CAPACITY_BYTES);
+    this.pos = 0;
+    this.send(data, () => {
+      if (this.spare.length < SPARE_CHUNKS) this.spare.push(full);
+    });
+  }
+
+  private send(data: Buffer | string, written?: () => void): void {
+    if (this.stream.isTTY) clearStderrLine(); // stdout and a progress line on stderr share the terminal
+    const chars = data.length;
+    this.inFlightChars += chars;
+    this.stream.write(data, (err) => {
+      this.inFlightChars -= chars;
+      if (!err) written?.();
+      this.wake?.();
+    });
   }
 
   /**
@@ -56,17 +131,8 @@ export class Output {
    * still being written, else once enough of them are (or the stream closed).
    */
   async flush(): Promise<void> {
-    if (this.closed || this.pending.length === 0) return;
-    const chunk = this.pending.join('\n') + '\n';
-    this.pending = [];
-    this.pendingBytes = 0;
-    if (this.stream.isTTY) clearStderrLine(); // stdout and a progress line on stderr share the terminal
-    const chars = chunk.length;
-    this.inFlightChars += chars;
-    this.stream.write(chunk, () => {
-      this.inFlightChars -= chars;
-      this.wake?.();
-    });
+    if (this.closed) return;
+    this.writeOut();
     while (this.inFlightChars > MAX_IN_FLIGHT_CHARS && !this.closed && !this.stream.destroyed) await this.oneWriteDone();
   }
 

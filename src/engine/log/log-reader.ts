@@ -39,6 +39,11 @@ export interface BatchReadOptions {
   maxBatches?: number;
   /** Verify each batch's CRC (reported, not fatal). */
   verifyCrc?: boolean;
+  /**
+   * Read through one buffer: a batch (its entry's bytes, and anything decoded from them) is valid
+   * only until the next one is requested. For walks that keep nothing of a batch; off by default.
+   */
+  reuseBuffer?: boolean;
 }
 
 export interface EntryWithSegment {
@@ -87,7 +92,7 @@ export class LogReader {
    * and checked. An index entry that leads to no batch boundary is distrusted: the segment is then
    * searched from its start; a segment without an entry reaching `start` is passed over.
    */
-  *entries(start: number, verifyCrc = false): Generator<EntryWithSegment> {
+  *entries(start: number, verifyCrc = false, reuseBuffer = false): Generator<EntryWithSegment> {
     const segs = this.log.segments;
     let idx = 0;
     for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= start) idx = i;
@@ -106,7 +111,7 @@ export class LogReader {
         if (end > from && end <= seg.size) skipReadEnd = end;
       }
       for (;;) {
-        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd });
+        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd, reuseBuffer });
         for (const entry of scanner.entries()) yield { segment: seg, entry };
         if (scanner.end.kind === 'end') break;
         if (seek && !scanner.reachedOffset) {
@@ -155,7 +160,7 @@ export class LogReader {
     const start = options.fromOffset ?? this.log.logStartOffset;
     if (start < this.log.logStartOffset) throw belowLogStart(start, this.log);
     let remaining = options.maxBatches ?? Infinity;
-    for (const e of this.entries(start, false)) {
+    for (const e of this.entries(start, false, options.reuseBuffer)) {
       if (e.entry.lastOffset < start) continue;
       let crcValid: boolean | undefined;
       if (options.verifyCrc !== false) crcValid = entryCrcValid(e.entry);

@@ -7,10 +7,11 @@ import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords, entryRecordSource, entryRecords } from '../format/entry-records.js';
+import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
+import { RecordIterator } from './record-iterator.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
-import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
+import { controlTypeOf, exactMaxTimestamp, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
 
 export interface ReadOptions {
   /** First offset to return (default: the log start offset). */
@@ -128,32 +129,22 @@ export class LogReader {
     }
   }
 
-  *records(options: ReadOptions = {}): Generator<LogRecord> {
-    const start = this.startOffset(options);
-    if (start === undefined || this.log.segments.length === 0) return;
-    let remaining = options.maxRecords ?? Infinity;
-    let end = options.toOffset ?? Infinity;
-    let committed: ReadCommittedFilter | undefined;
-    if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
-      const view = options.committedView ?? committedView(this.log, start);
-      end = Math.min(end, view.upperBound);
-      committed = new ReadCommittedFilter(view.aborted);
-    }
-    if (remaining <= 0 || start >= end) return;
-    for (const { segment, entry } of this.entries(start, true)) {
-      if (entry.lastOffset < start) continue;
-      if (committed) {
-        if (entry.header && entry.header.baseOffset >= end) return;
-        if (committed.skip(entry)) continue;
-      } else if (entry.header && isControl(entry.header) && !options.includeControl) continue;
-      const source = entryRecordSource(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes, fromOffset: start });
-      for (let r = source.next(); r !== undefined; r = source.next()) {
-        if (r.offset < start) continue;
-        if (r.offset >= end) return;
-        yield r;
-        if (--remaining <= 0) return;
+  /** The records of a read (see RecordIterator): nothing is looked up before the first `next()`. */
+  records(options: ReadOptions = {}): Generator<LogRecord> {
+    return new RecordIterator(() => {
+      const start = this.startOffset(options);
+      if (start === undefined || this.log.segments.length === 0) return undefined;
+      const remaining = options.maxRecords ?? Infinity;
+      let end = options.toOffset ?? Infinity;
+      let committed: ReadCommittedFilter | undefined;
+      if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
+        const view = options.committedView ?? committedView(this.log, start);
+        end = Math.min(end, view.upperBound);
+        committed = new ReadCommittedFilter(view.aborted);
       }
-    }
+      if (remaining <= 0 || start >= end) return undefined;
+      return { start, end, remaining, committed, includeControl: options.includeControl === true, maxDecompressedBytes: options.maxDecompressedBytes, entries: this.entries(start, true) };
+    });
   }
 
   *batches(options: BatchReadOptions = {}): Generator<EntryWithSegment & { crcValid: boolean | undefined }> {

@@ -33,22 +33,27 @@ beforeAll(async () => {
   fs.writeFileSync(file, bytes);
 });
 
+/** `fn` on the log opened read-only, closed after. */
+async function reading(fn: (log: Log) => void): Promise<void> {
+  const log = Log.open(dir, { readOnly: true });
+  try {
+    fn(log);
+  } finally {
+    await log.close();
+  }
+}
+
 describe('Log.read() as an iterator', () => {
-  it('stops at maxRecords without decoding further, and is its own iterable', async () => {
-    const log = Log.open(dir, { readOnly: true });
-    try {
+  it('stops at maxRecords without decoding further, and is its own iterable', () =>
+    reading((log) => {
       const it = log.read({ maxRecords: 10 });
       expect(it[Symbol.iterator]()).toBe(it);
       expect([...it].map((r) => r.value!.toString())).toEqual(Array.from({ length: 10 }, (_, i) => value(i).toString()));
       expect(it.next()).toEqual({ value: undefined, done: true });
-    } finally {
-      await log.close();
-    }
-  });
+    }));
 
-  it('throws the record-level error where it is found, then stays done', async () => {
-    const log = Log.open(dir, { readOnly: true });
-    try {
+  it('throws the record-level error where it is found, then stays done', () =>
+    reading((log) => {
       const it = log.read();
       const seen: number[] = [];
       let error: unknown;
@@ -61,25 +66,17 @@ describe('Log.read() as an iterator', () => {
       expect((error as LogtoolError).message).toMatch(/remain after 4 records/);
       expect(seen).toEqual([...Array.from({ length: 10 }, (_, i) => i), 10, 11, 12, 13]);
       expect(it.next().done).toBe(true);
-    } finally {
-      await log.close();
-    }
-  });
+    }));
 
-  it('runs nothing before the first next(): a read below the log start fails there', async () => {
-    const log = Log.open(dir, { readOnly: true });
-    try {
+  it('runs nothing before the first next(): a read below the log start fails there', () =>
+    reading((log) => {
       const it = log.read({ fromOffset: -1 });
       expect(() => it.next()).toThrow(/below the log start offset/);
       expect(it.next().done).toBe(true);
-    } finally {
-      await log.close();
-    }
-  });
+    }));
 
-  it('return() ends it at once; throw() ends it and throws', async () => {
-    const log = Log.open(dir, { readOnly: true });
-    try {
+  it('return() ends it at once; throw() ends it and throws', () =>
+    reading((log) => {
       const a = log.read();
       expect(a.next().value?.offset).toBe(0);
       expect(a.return(undefined)).toEqual({ value: undefined, done: true });
@@ -95,8 +92,5 @@ describe('Log.read() as an iterator', () => {
         if (offsets.length === 3) break;
       }
       expect(offsets).toEqual([7, 8, 9]);
-    } finally {
-      await log.close();
-    }
-  });
+    }));
 });

@@ -89,8 +89,8 @@ export class RecordDecoder {
   private readonly bytes: BytesOf;
   private readonly end: number;
   private readonly logAppendTime: boolean;
-  /** Records below this offset are checked but not built (opts.fromOffset, or −∞). */
-  private readonly fromOffset: number;
+  /** Records below this offset are checked but not built (opts.fromOffset, or −∞; +∞ once counting). */
+  private fromOffset: number;
   /** What each record's timestamp delta is added to (LogAppendTime: maxTimestamp, which replaces it). */
   private readonly timestampBase: number;
   /** Whether the batch's timestamps are safe integers: then a record's is exact when its sum is. */
@@ -123,6 +123,18 @@ export class RecordDecoder {
       const r = this.parse();
       if (r !== null) return r;
     }
+  }
+
+  /**
+   * Checks every remaining record as next() would — Kafka's record-level validation, the same
+   * errors at the same record — building none (no record, key, value or header objects): the
+   * number of records checked. For walks that only count (verify --deep).
+   */
+  checkRest(): number {
+    this.fromOffset = Infinity;
+    let n = 0;
+    while (this.parse() !== undefined) n++;
+    return n;
   }
 
   /**

@@ -7,10 +7,11 @@ import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords, entryRecordSource, entryRecords } from '../format/entry-records.js';
+import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
+import { RecordIterator } from './record-iterator.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
-import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
+import { controlTypeOf, exactMaxTimestamp, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
 
 export interface ReadOptions {
   /** First offset to return (default: the log start offset). */
@@ -39,6 +40,11 @@ export interface BatchReadOptions {
   maxBatches?: number;
   /** Verify each batch's CRC (reported, not fatal). */
   verifyCrc?: boolean;
+  /**
+   * Read through one buffer: a batch (its entry's bytes, and anything decoded from them) is valid
+   * only until the next one is requested. For walks that keep nothing of a batch; off by default.
+   */
+  reuseBuffer?: boolean;
 }
 
 export interface EntryWithSegment {
@@ -87,7 +93,7 @@ export class LogReader {
    * and checked. An index entry that leads to no batch boundary is distrusted: the segment is then
    * searched from its start; a segment without an entry reaching `start` is passed over.
    */
-  *entries(start: number, verifyCrc = false): Generator<EntryWithSegment> {
+  *entries(start: number, verifyCrc = false, reuseBuffer = false): Generator<EntryWithSegment> {
     const segs = this.log.segments;
     let idx = 0;
     for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= start) idx = i;
@@ -106,7 +112,7 @@ export class LogReader {
         if (end > from && end <= seg.size) skipReadEnd = end;
       }
       for (;;) {
-        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd });
+        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd, reuseBuffer });
         for (const entry of scanner.entries()) yield { segment: seg, entry };
         if (scanner.end.kind === 'end') break;
         if (seek && !scanner.reachedOffset) {
@@ -123,39 +129,29 @@ export class LogReader {
     }
   }
 
-  *records(options: ReadOptions = {}): Generator<LogRecord> {
-    const start = this.startOffset(options);
-    if (start === undefined || this.log.segments.length === 0) return;
-    let remaining = options.maxRecords ?? Infinity;
-    let end = options.toOffset ?? Infinity;
-    let committed: ReadCommittedFilter | undefined;
-    if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
-      const view = options.committedView ?? committedView(this.log, start);
-      end = Math.min(end, view.upperBound);
-      committed = new ReadCommittedFilter(view.aborted);
-    }
-    if (remaining <= 0 || start >= end) return;
-    for (const { segment, entry } of this.entries(start, true)) {
-      if (entry.lastOffset < start) continue;
-      if (committed) {
-        if (entry.header && entry.header.baseOffset >= end) return;
-        if (committed.skip(entry)) continue;
-      } else if (entry.header && isControl(entry.header) && !options.includeControl) continue;
-      const source = entryRecordSource(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes, fromOffset: start });
-      for (let r = source.next(); r !== undefined; r = source.next()) {
-        if (r.offset < start) continue;
-        if (r.offset >= end) return;
-        yield r;
-        if (--remaining <= 0) return;
+  /** The records of a read (see RecordIterator): nothing is looked up before the first `next()`. */
+  records(options: ReadOptions = {}): Generator<LogRecord> {
+    return new RecordIterator(() => {
+      const start = this.startOffset(options);
+      if (start === undefined || this.log.segments.length === 0) return undefined;
+      const remaining = options.maxRecords ?? Infinity;
+      let end = options.toOffset ?? Infinity;
+      let committed: ReadCommittedFilter | undefined;
+      if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
+        const view = options.committedView ?? committedView(this.log, start);
+        end = Math.min(end, view.upperBound);
+        committed = new ReadCommittedFilter(view.aborted);
       }
-    }
+      if (remaining <= 0 || start >= end) return undefined;
+      return { start, end, remaining, committed, includeControl: options.includeControl === true, maxDecompressedBytes: options.maxDecompressedBytes, entries: this.entries(start, true) };
+    });
   }
 
   *batches(options: BatchReadOptions = {}): Generator<EntryWithSegment & { crcValid: boolean | undefined }> {
     const start = options.fromOffset ?? this.log.logStartOffset;
     if (start < this.log.logStartOffset) throw belowLogStart(start, this.log);
     let remaining = options.maxBatches ?? Infinity;
-    for (const e of this.entries(start, false)) {
+    for (const e of this.entries(start, false, options.reuseBuffer)) {
       if (e.entry.lastOffset < start) continue;
       let crcValid: boolean | undefined;
       if (options.verifyCrc !== false) crcValid = entryCrcValid(e.entry);

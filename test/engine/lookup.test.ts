@@ -65,6 +65,96 @@ describe('a read from an offset', () => {
   });
 });
 
+describe('a read from an offset the index places', () => {
+  /** 40 batches of 200 records of about 100 B (every batch but the first gets an index entry), then opened read-only through countingIO. */
+  async function fortyBatches(name: string): Promise<{ dir: string; batch: (k: number) => { position: number; size: number } }> {
+    const dir = path.join(makeTempDir(), name);
+    const writer = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
+    const batches: { position: number; size: number }[] = [];
+    for (let b = 0; b < 40; b++) {
+      const before = writer.positions().committed.position;
+      await writer.append(Array.from({ length: 200 }, (_, i) => ({ key: null, value: Buffer.from(`r${b * 200 + i}`.padEnd(100, '.')) })));
+      batches.push({ position: before, size: writer.positions().committed.position - before });
+    }
+    await writer.close();
+    return { dir, batch: (k) => batches[k]! };
+  }
+  const value = (offset: number): string => `r${offset}`.padEnd(100, '.');
+
+  it('reads the batch holding the offset, and only it, in one read', async () => {
+    const { dir, batch } = await fortyBatches('guess-0');
+    const counting = countingIO();
+    const log = Log.open(dir, { readOnly: true, io: counting.io });
+    try {
+      // Batches 2..38: the floor entry is the batch before (or the batch itself, for its last offset).
+      for (const offset of [400, 4321, 5555, 5599, 7600, 7799]) {
+        counting.reset();
+        const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
+        expect(r?.offset).toBe(offset);
+        expect(r?.value?.toString()).toBe(value(offset));
+        expect(counting.logReads()).toBe(1);
+        expect(counting.logBytesRead()).toBe(batch(Math.floor(offset / 200)).size);
+      }
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('returns the batches after it once each, in order, as a read from the start does', async () => {
+    const { dir } = await fortyBatches('guess-1');
+    const log = Log.open(dir, { readOnly: true });
+    try {
+      const offsets = [...log.read({ fromOffset: 4321, maxRecords: 700 })].map((r) => r.offset);
+      expect(offsets).toEqual(Array.from({ length: 700 }, (_, i) => 4321 + i));
+      const tail = [...log.read({ fromOffset: 7799 })].map((r) => r.offset);
+      expect(tail).toEqual(Array.from({ length: 201 }, (_, i) => 7799 + i));
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('falls back to the scan from the floor entry when the guess does not hold: an index keyed on first offsets (Kafka < 2.0), a damaged batch', async () => {
+    const { dir, batch } = await fortyBatches('guess-2');
+    // Rewrite each entry's key from its batch's last offset to its first (199 below).
+    const indexFile = path.join(dir, '00000000000000000000.index');
+    const original = fs.readFileSync(indexFile);
+    const index = Buffer.from(original);
+    for (let at = 0; at + 8 <= index.length && index.readInt32BE(at + 4) > 0; at += 8) index.writeInt32BE(index.readInt32BE(at) - 199, at);
+    fs.writeFileSync(indexFile, index);
+    const counting = countingIO();
+    let log = Log.open(dir, { readOnly: true, io: counting.io });
+    try {
+      for (const offset of [4321, 4200, 4399, 5555, 7000, 7999, 1000, 3210]) {
+        counting.reset();
+        const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
+        expect(r?.offset).toBe(offset);
+        expect(r?.value?.toString()).toBe(value(offset));
+      }
+      // The guesses missed: the index stopped guessing, so a lookup reads the floor batch's header and its batch.
+      counting.reset();
+      expect([...log.read({ fromOffset: 6789, maxRecords: 1 })][0]?.offset).toBe(6789);
+      expect(counting.logReads()).toBe(2);
+    } finally {
+      await log.close();
+    }
+    // A batch whose CRC fails where the (last-offset) index places it: the reader's warning as before, no record.
+    fs.writeFileSync(indexFile, original);
+    const bad = batch(21);
+    const logFile = path.join(dir, '00000000000000000000.log');
+    const fd = fs.openSync(logFile, 'r+');
+    fs.writeSync(fd, Buffer.from('X'), 0, 1, bad.position + bad.size - 10);
+    fs.closeSync(fd);
+    const warnings: string[] = [];
+    log = Log.open(dir, { readOnly: true, onWarning: (w) => warnings.push(`${w.position}: ${w.message}`) });
+    try {
+      expect([...log.read({ fromOffset: 4321, maxRecords: 1 })]).toEqual([]);
+      expect(warnings).toEqual([expect.stringMatching(new RegExp(`^${bad.position}: CRC-32C mismatch in batch at offset 4200`))]);
+    } finally {
+      await log.close();
+    }
+  });
+});
+
 describe('OffsetIndex.lookup', () => {
   it('sees entries appended after a lookup cached their block, and forgets truncated ones', () => {
     const file = path.join(makeTempDir(), '00000000000000000000.index');

@@ -2,7 +2,7 @@
  * Offset lookups (Kafka's LogSegment.translateOffset and FileRecords.searchForOffsetWithSize, issue
  * 15): a read from an offset reads the batch holding it, not the batches before it; the offset
  * index's block cache follows appends and truncation; records below the offset are checked as
- * every record is but not built.
+ * every record is but not built (passRecordsBelow's tight loop included).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -192,6 +192,54 @@ describe('RecordDecoder with fromOffset', () => {
     expect(all(batch, 103)).toEqual(all(batch).filter((r) => r.offset >= 103));
     expect(all(batch, 100)).toEqual(all(batch));
     expect(all(batch, 105)).toEqual([]);
+  });
+
+  // Records without headers, keys null or not, lengths of one and two varint bytes: what passRecordsBelow passes over.
+  const plain = encodeBatch(
+    Array.from({ length: 300 }, (_, i) => ({ key: i % 3 === 0 ? null : Buffer.from(`k${i}`), value: i % 5 === 0 ? null : Buffer.alloc(i % 150, i) })),
+    { baseOffset: 1000, nowMs: 1_700_000_000_000 },
+  );
+
+  it('returns exactly the records at or above the offset from a batch of records without headers', () => {
+    const everything = all(plain);
+    for (const from of [1000, 1001, 1063, 1064, 1150, 1299, 1300]) expect(all(plain, from)).toEqual(everything.filter((r) => r.offset >= from));
+  });
+
+  it('fails on a malformed header-less record it passes over as a read from the start does', () => {
+    const message = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'no error';
+    };
+    // Record k's fields: length varint, attributes, timestamp delta, offset delta, key length, …
+    const recordAt = (b: Buffer, k: number): number => {
+      let at = 61;
+      for (let i = 0; i < k; i++) at += (b[at]! < 0x80 ? 1 : 2) + (((b[at]! & 0x7f) | (b[at]! < 0x80 ? 0 : b[at + 1]! << 7)) >>> 1);
+      return at;
+    };
+    const damaged = (edit: (b: Buffer, record: number) => void): Buffer => {
+      const b = Buffer.from(plain);
+      edit(b, recordAt(b, 7)); // record 7: key "k7", value of 7 bytes (one-byte lengths)
+      return b;
+    };
+    const cases = {
+      // Length one more: a byte left over.
+      leftover: damaged((b, r) => (b[r] = b[r]! + 2)),
+      // Key length (after length, attributes, timestamp delta, offset delta) beyond the record.
+      key: damaged((b, r) => (b[r + 4] = 100)),
+      // A header count of one where none follows.
+      headers: damaged((b, r) => (b[r + 1 + (b[r]! >>> 1) - 1] = 2)),
+      // Length running past the batch.
+      length: damaged((b, r) => (b[r] = 0x7e)),
+    };
+    for (const [name, bad] of Object.entries(cases)) {
+      const fromStart = message(() => all(bad));
+      expect(fromStart, name).not.toBe('no error');
+      expect(message(() => all(bad, 1200)), name).toBe(fromStart);
+    }
   });
 
   it('still checks the records it passes over: a malformed one fails the read as it does from the start', () => {

@@ -37,67 +37,59 @@ function countingIO(): { io: FileIO; logBytesRead: () => number; logReads: () =>
   return { io, logBytesRead: () => bytes, logReads: () => reads, reset: () => (bytes = reads = 0) };
 }
 
+/** 40 batches of 200 records of about 100 B (about 22 KiB each: every batch but the first gets an index entry), and where each lies. */
+async function fortyBatches(name: string): Promise<{ dir: string; batch: (k: number) => { position: number; size: number } }> {
+  const dir = path.join(makeTempDir(), name);
+  const writer = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
+  const batches: { position: number; size: number }[] = [];
+  for (let b = 0; b < 40; b++) {
+    const before = writer.positions().committed.position;
+    await writer.append(Array.from({ length: 200 }, (_, i) => ({ key: null, value: Buffer.from(value(b * 200 + i)) })));
+    batches.push({ position: before, size: writer.positions().committed.position - before });
+  }
+  await writer.close();
+  return { dir, batch: (k) => batches[k]! };
+}
+const value = (offset: number): string => `r${offset}`.padEnd(100, '.');
+
+/** Reads the record at each offset (checking it) through countingIO; `check` gets the `.log` reads and bytes each lookup took. */
+async function eachLookup(dir: string, offsets: number[], check: (offset: number, reads: number, bytes: number) => void): Promise<void> {
+  const counting = countingIO();
+  const log = Log.open(dir, { readOnly: true, io: counting.io });
+  try {
+    for (const offset of offsets) {
+      counting.reset();
+      const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
+      expect(r?.offset).toBe(offset);
+      expect(r?.value?.toString()).toBe(value(offset));
+      check(offset, counting.logReads(), counting.logBytesRead());
+    }
+  } finally {
+    await log.close();
+  }
+}
+
 describe('a read from an offset', () => {
   it('reads the batch holding the offset and not the batches before it', async () => {
-    const dir = path.join(makeTempDir(), 'lookup-0');
-    const writer = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
-    // 40 batches of 200 records (about 22 KiB each): every batch gets an index entry.
-    for (let b = 0; b < 40; b++) await writer.append(Array.from({ length: 200 }, (_, i) => ({ key: null, value: Buffer.from(`r${b * 200 + i}`.padEnd(100, '.')) })));
-    await writer.close();
-    const batchBytes = fs.statSync(path.join(dir, '00000000000000000000.log')).size / 40;
-    const counting = countingIO();
-    const log = Log.open(dir, { readOnly: true, io: counting.io });
-    try {
-      for (const offset of [1, 199, 200, 4321, 7999, 5555]) {
-        counting.reset();
-        const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
-        expect(r?.offset).toBe(offset);
-        expect(r?.value?.toString()).toBe(`r${offset}`.padEnd(100, '.'));
-        // The batch, plus at most a few KiB of the one the index entry points at (its header).
-        expect(counting.logBytesRead()).toBeLessThan(batchBytes + 8 * 1024);
-        // A few KiB at the floor entry's batch (its header), then the batch holding the offset in one
-        // read, up to where it ends at the latest (the entry after next; for the last, the segment's end).
-        expect(counting.logReads()).toBeLessThanOrEqual(2);
-      }
-    } finally {
-      await log.close();
-    }
+    const { dir, batch } = await fortyBatches('lookup-0');
+    await eachLookup(dir, [1, 199, 200, 4321, 7999, 5555], (offset, reads, bytes) => {
+      // The batch, plus at most a few KiB of the one the index entry points at (its header).
+      expect(bytes).toBeLessThan(batch(1).size + 8 * 1024);
+      // A few KiB at the floor entry's batch (its header), then the batch holding the offset in one
+      // read, up to where it ends at the latest (the entry after next; for the last, the segment's end).
+      expect(reads).toBeLessThanOrEqual(2);
+    });
   });
 });
 
 describe('a read from an offset the index places', () => {
-  /** 40 batches of 200 records of about 100 B (every batch but the first gets an index entry), then opened read-only through countingIO. */
-  async function fortyBatches(name: string): Promise<{ dir: string; batch: (k: number) => { position: number; size: number } }> {
-    const dir = path.join(makeTempDir(), name);
-    const writer = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
-    const batches: { position: number; size: number }[] = [];
-    for (let b = 0; b < 40; b++) {
-      const before = writer.positions().committed.position;
-      await writer.append(Array.from({ length: 200 }, (_, i) => ({ key: null, value: Buffer.from(`r${b * 200 + i}`.padEnd(100, '.')) })));
-      batches.push({ position: before, size: writer.positions().committed.position - before });
-    }
-    await writer.close();
-    return { dir, batch: (k) => batches[k]! };
-  }
-  const value = (offset: number): string => `r${offset}`.padEnd(100, '.');
-
   it('reads the batch holding the offset, and only it, in one read', async () => {
     const { dir, batch } = await fortyBatches('guess-0');
-    const counting = countingIO();
-    const log = Log.open(dir, { readOnly: true, io: counting.io });
-    try {
-      // Batches 2..38: the floor entry is the batch before (or the batch itself, for its last offset).
-      for (const offset of [400, 4321, 5555, 5599, 7600, 7799]) {
-        counting.reset();
-        const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
-        expect(r?.offset).toBe(offset);
-        expect(r?.value?.toString()).toBe(value(offset));
-        expect(counting.logReads()).toBe(1);
-        expect(counting.logBytesRead()).toBe(batch(Math.floor(offset / 200)).size);
-      }
-    } finally {
-      await log.close();
-    }
+    // Batches 2..38: the floor entry is the batch before (or the batch itself, for its last offset).
+    await eachLookup(dir, [400, 4321, 5555, 5599, 7600, 7799], (offset, reads, bytes) => {
+      expect(reads).toBe(1);
+      expect(bytes).toBe(batch(Math.floor(offset / 200)).size);
+    });
   });
 
   it('returns the batches after it once each, in order, as a read from the start does', async () => {
@@ -194,6 +186,16 @@ describe('RecordDecoder with fromOffset', () => {
     expect(all(batch, 105)).toEqual([]);
   });
 
+  /** The message of what f throws, or 'no error'. */
+  const message = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'no error';
+  };
+
   // Records without headers, keys null or not, lengths of one and two varint bytes: what passRecordsBelow passes over.
   const plain = encodeBatch(
     Array.from({ length: 300 }, (_, i) => ({ key: i % 3 === 0 ? null : Buffer.from(`k${i}`), value: i % 5 === 0 ? null : Buffer.alloc(i % 150, i) })),
@@ -206,14 +208,6 @@ describe('RecordDecoder with fromOffset', () => {
   });
 
   it('fails on a malformed header-less record it passes over as a read from the start does', () => {
-    const message = (f: () => unknown): string => {
-      try {
-        f();
-      } catch (e) {
-        return (e as Error).message;
-      }
-      return 'no error';
-    };
     // Record k's fields: length varint, attributes, timestamp delta, offset delta, key length, …
     const recordAt = (b: Buffer, k: number): number => {
       let at = 61;
@@ -250,14 +244,6 @@ describe('RecordDecoder with fromOffset', () => {
     const headerCountAt = first + 1 + length - 5; // then "h"'s length, "h", the value's length, the value
     expect(bad[headerCountAt]).toBe(2); // zig-zag 1
     bad[headerCountAt] = 4; // two headers: the second runs past the record
-    const message = (f: () => unknown): string => {
-      try {
-        f();
-      } catch (e) {
-        return (e as Error).message;
-      }
-      return 'no error';
-    };
     const fromStart = message(() => all(bad));
     expect(fromStart).not.toBe('no error');
     expect(message(() => all(bad, 103))).toBe(fromStart);

@@ -7,6 +7,7 @@ import { CorruptDataError, LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from './compression.js';
 import { readVarint, readVarlong, readVarlongBig, type VarintCursor } from './varint.js';
 import { BytesOf } from './byte-view.js';
+import { passRecordsBelow } from './record-skip.js';
 import { Attr, RECORD_BATCH_OVERHEAD, compressionOf, readTimestamp, sizeOf, toTimestamp, type BatchHeader, type LogRecord, type RecordHeader, type Timestamp } from './batch-header.js';
 
 export interface DecodeOptions {
@@ -119,6 +120,8 @@ export class RecordDecoder {
 
   /** The next record at or above opts.fromOffset, or undefined after the last one (once nothing is left over). */
   next(): LogRecord | undefined {
+    // A lookup: the records below fromOffset that check out are passed over in one tight loop.
+    if (this.index === 0 && this.fromOffset > this.h.baseOffset) this.index = passRecordsBelow(this.data, this.c, this.end, 0, this.h.recordsCount, this.fromOffset - this.h.baseOffset);
     for (;;) {
       const r = this.parse();
       if (r !== null) return r;

@@ -10,6 +10,7 @@ import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
 import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
 import { RecordIterator } from './record-iterator.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
+import { readGuessedBatch } from '../segment/segment-lookup.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
 import { controlTypeOf, exactMaxTimestamp, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
 
@@ -91,7 +92,8 @@ export class LogReader {
    * `start`, the scan begins at the offset index's floor entry and passes over the batches below
    * `start` by their headers (Kafka's translateOffset): only the batches returned are read whole
    * and checked. An index entry that leads to no batch boundary is distrusted: the segment is then
-   * searched from its start; a segment without an entry reaching `start` is passed over.
+   * searched from its start; a segment without an entry reaching `start` is passed over. A checked
+   * read first tries the batch where the index says it starts, in one read (readGuessedBatch).
    */
   *entries(start: number, verifyCrc = false, reuseBuffer = false): Generator<EntryWithSegment> {
     const segs = this.log.segments;
@@ -99,21 +101,31 @@ export class LogReader {
     for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= start) idx = i;
     for (let i = idx; i < segs.length; i++) {
       const seg = segs[i]!;
-      const seek = i === idx && start > seg.baseOffset;
+      let seek = i === idx && start > seg.baseOffset;
       let from = 0;
       let skipReadEnd: number | undefined;
+      // A lookup's batch read in one go where the index tells where it lies (CRC-checked reads only).
+      let guessed: LogEntry | undefined;
       if (seek) {
         const span = seg.offsetIndex.lookupSpan(start);
-        const floor = span.floor.position;
-        // An index entry past the end of the log (stale index) must not be trusted.
-        from = floor >= 0 && floor <= seg.size ? floor : 0;
-        // Where the batch holding `start` ends at the latest: read up to there in one go (at most a chunk).
-        const end = span.endPosition ?? seg.size;
-        if (end > from && end <= seg.size) skipReadEnd = end;
+        guessed = verifyCrc ? readGuessedBatch(seg, start, span) : undefined;
+        if (guessed) {
+          yield { segment: seg, entry: guessed };
+          // The batches after it, if asked for: a scan from it, checked as usual (it is not yielded again).
+          from = guessed.position;
+          seek = false;
+        } else {
+          const floor = span.floor.position;
+          // An index entry past the end of the log (stale index) must not be trusted.
+          from = floor >= 0 && floor <= seg.size ? floor : 0;
+          // Where the batch holding `start` ends at the latest: read up to there in one go (at most a chunk).
+          const end = span.endPosition ?? seg.size;
+          if (end > from && end <= seg.size) skipReadEnd = end;
+        }
       }
       for (;;) {
         const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd, reuseBuffer });
-        for (const entry of scanner.entries()) yield { segment: seg, entry };
+        for (const entry of scanner.entries()) if (entry.position !== guessed?.position) yield { segment: seg, entry };
         if (scanner.end.kind === 'end') break;
         if (seek && !scanner.reachedOffset) {
           if (scanner.end.kind === 'corrupt' && from > 0) {

@@ -12,7 +12,8 @@ import { segmentMtime } from './cleanable-range.js';
 import type { OffsetMap } from './offset-map.js';
 import { RecordFilter } from './record-filter.js';
 import type { CleanRun } from './scan.js';
-import { deletedNames, removeDeletedFiles, swapBegun, type RemovedFile } from './swap.js';
+import { DELETED_SUFFIX, removeDeletedFiles, swapBegun, type RemovedFile } from './swap.js';
+import { removeQuietly } from '../checkpoint.js';
 import type { ActiveProducer, CleanedTxnTracker } from './types.js';
 
 export interface CleanRound {
@@ -77,10 +78,10 @@ export class SegmentsCleaner {
         }
         this.run.scan.changed = true;
         opts.onStep?.({ phase: 'cleaned-written', file: out.segment!.logPath });
-        const removed = this.swapIn(out, group);
+        const { removed, deleted } = this.swapIn(out, group);
         report.removedFiles.push(...removed);
-        if ((opts.deleteDelayMs ?? 0) <= 0) {
-          removal = removeDeletedFiles(log.io, deletedNames(removed), opts.onStep);
+        if (deleted.length > 0) {
+          removal = removeDeletedFiles(log.io, deleted, opts.onStep);
           removal.catch(() => {}); // handled where it is awaited: not an unhandled rejection meanwhile
         }
       }
@@ -127,23 +128,33 @@ export class SegmentsCleaner {
     return { out, unchanged };
   }
 
-  /** The crash-safe swap of the written output for its group; returns the files removed. */
-  private swapIn(out: Output, group: LogSegment[]): RemovedFile[] {
+  /**
+   * The crash-safe swap of the written output for its group; returns the files removed and, with
+   * no delete delay, their `.deleted` names for the caller to remove.
+   */
+  private swapIn(out: Output, group: LogSegment[]): { removed: RemovedFile[]; deleted: string[] } {
     const opts = this.run.opts;
+    const io = this.run.log.io;
+    // The names step 2 gives the old files (the removal is deferred to the caller with no delay).
+    const deleted = (opts.deleteDelayMs ?? 0) <= 0 ? group.flatMap((s) => s.files()).map((f) => f + DELETED_SUFFIX) : [];
     try {
-      return this.run.log.replaceSegments(out.baseOffset, group, {
+      const removed = this.run.log.replaceSegments(out.baseOffset, group, {
         keepRemovedDir: opts.keepRemovedDir,
         deleteDelayMs: opts.deleteDelayMs,
         deferRemoval: true,
         onStep: opts.onStep,
       });
+      return { removed, deleted };
     } catch (e) {
       // A swap that never began (keep dir unusable, disk full) leaves its `.cleaned` output:
       // remove it. One whose renames began is the loader's to complete or undo (swapBegun): its
       // remaining `.cleaned` files are what tells the loader to undo it.
+      // A swap that completed before a later failure (the generation file, disk full) had its old
+      // files renamed `.deleted`: removed here, as the swap's own step 5 would have.
       if (!(typeof e === 'object' && e !== null && swapBegun.has(e))) {
         try {
           out.discard();
+          for (const f of deleted) removeQuietly(io, f);
         } catch {
           // the swap's error is the one to report
         }

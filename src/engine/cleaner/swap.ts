@@ -240,11 +240,6 @@ export function swapSegments(req: SwapRequest): SwapResult {
   return { deleted, removed };
 }
 
-/** The `.deleted` names a swap gave the files it reports removed (step 2). */
-export function deletedNames(removed: RemovedFile[]): string[] {
-  return removed.map((r) => r.file + DELETED_SUFFIX);
-}
-
 /**
  * Step 5 in the background (the cleaner, while it filters the next group): each `.deleted` file
  * unlinked in libuv's thread pool, in order, with the same step after each. A crash before it

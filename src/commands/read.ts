@@ -7,8 +7,7 @@ import { LogtoolError, compressionName, type LogRecord } from '../api/format.js'
 import { ControlType, exactMaxTimestamp, isControl, isTransactional, timestampTypeOf, decodeEntryRecords } from '../inspect/format.js';
 import { Output, colours, warn } from '../render/output.js';
 import { formatTimestamp, timestampJson } from '../render/timestamp.js';
-import { isUtf8 } from 'node:buffer';
-import { escapeString, utf8NeedsEscape } from '../render/escape.js';
+import { escapeString, writeEscapedBytes } from '../render/escape.js';
 import { jsonString, jsonText, writeBytesJson, type JsonSink } from '../render/json-line.js';
 import { bytesToText, openLog, parseEncoding, parseInteger, parseTime, type WarningCounter } from './shared.js';
 import { readRange, type RangeOpts } from './read-range.js';
@@ -193,7 +192,8 @@ export function recordText(r: LogRecord, enc: ReturnType<typeof parseEncoding>, 
  * to escape goes as its bytes, never becoming a string (issue 15).
  */
 export function writeRecordText(sink: JsonSink, r: LogRecord, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }, c: ReturnType<typeof colours>): void {
-  sink.write(`${c.cyan(String(r.offset))}\t${c.dim(formatTimestamp(r.timestamp))}\t`);
+  // Without colours, chalk's calls would return their text as it is.
+  sink.write(c.level > 0 ? `${c.cyan(String(r.offset))}\t${c.dim(formatTimestamp(r.timestamp))}\t` : `${r.offset}\t${formatTimestamp(r.timestamp)}\t`);
   if (c.level > 0) sink.write(c.green(bytesToText(r.key, enc, stats)));
   else writeBytesText(sink, r.key, enc, stats);
   sink.write('\t');
@@ -201,10 +201,10 @@ export function writeRecordText(sink: JsonSink, r: LogRecord, enc: ReturnType<ty
   if (r.headers.length) sink.write(`\t${r.headers.map((h) => `${escapeString(h.key)}=${bytesToText(h.value, enc, stats)}`).join(',')}`);
 }
 
-/** bytesToText written to a sink, as bytes when they are valid UTF-8 that needs no escape. */
+/** bytesToText written to a sink: under utf8 the bytes and their escapes, with no string made of them. */
 function writeBytesText(sink: JsonSink, buf: Buffer | null, enc: ReturnType<typeof parseEncoding>, stats: { nonUtf8: number }): void {
-  if (buf !== null && enc === 'utf8' && isUtf8(buf) && !utf8NeedsEscape(buf)) sink.writeBytes(buf);
-  else sink.write(bytesToText(buf, enc, stats));
+  if (buf === null || enc !== 'utf8') sink.write(bytesToText(buf, enc, stats));
+  else if (!writeEscapedBytes(sink, buf)) stats.nonUtf8++;
 }
 
 export function batchJson(b: EntryWithSegment & { crcValid: boolean | undefined }) {

@@ -22,7 +22,8 @@ import { LogSegments } from './log-segments.js';
 import { openPartition } from './log-open.js';
 import { PartitionCheckpoints } from './log-checkpoints.js';
 import { abandonLog, closeLog, closingView, type ClosingLog } from './log-close.js';
-import type { AppendOptions, AppendResult } from './append-path.js';
+import type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-path.js';
+import type { ValueSlices } from '../format/value-slices.js';
 import { ProducerAppends } from './producer-appends.js';
 import { wireLogWriteSide, writePositions, type WriteSide } from './write-side.js';
 import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
@@ -38,7 +39,7 @@ import type { LogInit, LogOptions } from './log-options.js';
 
 export type { LogWarning, SegmentInfo, LogPosition, LogPositions } from './log-types.js';
 export type { LogOptions } from './log-options.js';
-export type { AppendOptions, AppendResult } from './append-path.js';
+export type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-path.js';
 
 export class Log {
   readonly dir: string;
@@ -124,6 +125,15 @@ export class Log {
    */
   append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
     return this.producers.append(this.writeSide.appender, records, options);
+  }
+
+  /**
+   * Appends records with a null key, no headers and one timestamp whose values are byte ranges
+   * of one buffer (format/value-slices.ts) as one uncompressed batch, as append() would the same
+   * records: same bytes, same acknowledgement. The ranges are read before this returns.
+   */
+  appendValueSlices(slices: ValueSlices, options: ValueSliceAppendOptions = {}): Promise<AppendResult> {
+    return this.producers.appendValueSlices(this.writeSide.appender, slices, options);
   }
 
   /**

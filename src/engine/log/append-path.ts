@@ -226,7 +226,7 @@ export class AppendPath {
     // Buffered batches, and small sync ones (their group is committed with one write), wait in
     // the write buffer — unless a lone producer's group is flushed at once (no copy, no wait).
     if (mode === 'buffered' || (waitsForFlush && size < COMMIT_AT_ONCE_BYTES && !pipeline.flushesAtOnce())) {
-      if (pending.buf.buffer === this.encodeScratch?.buffer) {
+      if (pending.buf !== this.arena && pending.buf.buffer === this.encodeScratch?.buffer) {
         pending.buf = Buffer.from(pending.buf.subarray(pending.start, pending.start + size)); // append()'s scratch is reused
         pending.start = 0;
       }

@@ -138,12 +138,14 @@ export class AppendPath {
     // Encoded in place, with no view or result object per batch: a batch committed before append
     // returns (async, ackBeforeSync, large sync batches) into reused scratch space, so it needs no
     // allocation and is still in the CPU cache for write(2) (accept() copies it out when it has to
-    // keep it); buffered batches one after another into the write-buffer arena, which the
-    // committer writes with one write(2) per contiguous run, without joining copies.
+    // keep it); buffered batches, and sync ones that wait for their group, one after another into
+    // the write-buffer arena, which the committer writes with one write(2) per contiguous run,
+    // without a copy per append nor a joining copy per group.
     const mode = options.flushMode ?? this.host.config.flushMode;
+    const inArena = mode === 'buffered' || (mode === 'sync' && !options.ackBeforeSync && !this.pipeline.flushesAtOnce());
     let into: Buffer;
     let start = 0;
-    if (mode !== 'buffered') into = this.encodeScratch ??= Buffer.allocUnsafeSlow(65536);
+    if (!inArena) into = this.encodeScratch ??= Buffer.allocUnsafeSlow(65536);
     else {
       into = this.arena ??= Buffer.allocUnsafeSlow(Math.min(MAX_ARENA_BYTES, Math.max(65536, this.host.config.commitBytes + 65536)));
       start = this.arenaPos;

@@ -15,12 +15,15 @@
  *   (the bound of a scan).
  * - raw-append-per-record-async: one awaited async call per 100 B record copying it into the
  *   64 KiB buffer, written when full (the bound of appending one record at a time).
+ * - raw-write-per-record: one awaited async call per 100 B record writing its one-record batch
+ *   with fs.writeSync (the physical floor of async mode's per-record append: a write(2) each).
  * - raw-random-read: pread of one whole batch at a random batch position, CRC-32C checked (the
  *   bound of an offset lookup).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32c } from '../engine/format/crc32c.js';
+import { encodeBatch } from '../engine/format/record-batch.js';
 import { dataset, payload, prng } from './datasets.js';
 import { LatencyRecorder, nowMs, timeOps, type BenchContext, type BenchScenario, type ScenarioResult } from './types.js';
 
@@ -79,7 +82,6 @@ async function rawAppendPerRecordAsync(ctx: BenchContext): Promise<ScenarioResul
   const value = payload(100);
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   const fd = fs.openSync(path.join(ctx.dir, 'raw.dat'), 'w');
-  const lat = new LatencyRecorder();
   let filePos = 0;
   let pos = 0;
   const append = async (v: Buffer): Promise<void> => {
@@ -93,27 +95,53 @@ async function rawAppendPerRecordAsync(ctx: BenchContext): Promise<ScenarioResul
     pos += 4 + v.length;
   };
   try {
-    for (let i = 0; i < 100_000; i++) await append(value); // warm-up
-    let done = 0;
-    const t0 = nowMs();
-    let opStart = t0;
-    while (done < ctx.records) {
-      await append(value);
-      if ((++done & 1023) === 0) {
-        const t = nowMs();
-        lat.record(t - opStart);
-        opStart = t;
-        if ((done & 0xffff) === 0) {
-          ctx.progress(done / ctx.records);
-          if (t > t0 + ctx.durationMs) break;
-        }
-      }
-    }
-    const seconds = (nowMs() - t0) / 1000;
-    return { records: done, bytes: done * 100, seconds, latenciesMs: lat, opUnit: '1024 awaited calls' };
+    return await timeAwaitedCalls(ctx, append, value, 100_000);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * One awaited async call per 100 B record that writes it as its own one-record batch (the bytes
+ * append([record]) writes, ~170 B) with fs.writeSync at the end of the file: the physical floor
+ * of async mode, whose append resolves only once its bytes are in the file (one write(2) each).
+ */
+async function rawWritePerRecord(ctx: BenchContext): Promise<ScenarioResult> {
+  const batch = encodeBatch([{ key: null, value: payload(100) }], { baseOffset: 0 });
+  const fd = fs.openSync(path.join(ctx.dir, 'raw.dat'), 'w');
+  let filePos = 0;
+  const write = async (b: Buffer): Promise<void> => {
+    fs.writeSync(fd, b, 0, b.length, filePos);
+    filePos += b.length;
+  };
+  try {
+    return await timeAwaitedCalls(ctx, write, batch, 20_000, { batchBytes: batch.length });
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Up to ctx.records awaited calls `call(arg)` (one 100 B record each) after `warmupCalls`, timed per 1024. */
+async function timeAwaitedCalls(ctx: BenchContext, call: (arg: Buffer) => Promise<void>, arg: Buffer, warmupCalls: number, extra?: ScenarioResult['extra']): Promise<ScenarioResult> {
+  const lat = new LatencyRecorder();
+  for (let i = 0; i < warmupCalls; i++) await call(arg);
+  let done = 0;
+  const t0 = nowMs();
+  let opStart = t0;
+  while (done < ctx.records) {
+    await call(arg);
+    if ((++done & 1023) === 0) {
+      const t = nowMs();
+      lat.record(t - opStart);
+      opStart = t;
+      if ((done & 0xffff) === 0) {
+        ctx.progress(done / ctx.records);
+        if (t > t0 + ctx.durationMs) break;
+      }
+    }
+  }
+  const seconds = (nowMs() - t0) / 1000;
+  return { records: done, bytes: done * 100, seconds, latenciesMs: lat, opUnit: '1024 awaited calls', extra };
 }
 
 /**
@@ -310,6 +338,7 @@ export const baselines: BenchScenario[] = [
   { name: 'raw-write-100B', baseline: true, description: '100 B length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 100, ctx.records) },
   { name: 'raw-write-1KiB', baseline: true, description: '1 KiB length-prefixed records through a 64 KiB buffer, fs.writeSync', run: (ctx) => rawWrite(ctx, 1024, kibRecords(ctx)) },
   { name: 'raw-append-per-record-async', baseline: true, description: 'one awaited async call per 100 B record into the 64 KiB buffer, fs.writeSync when full', run: rawAppendPerRecordAsync },
+  { name: 'raw-write-per-record', baseline: true, description: 'one awaited async call per 100 B record writing its one-record batch (~170 B) with fs.writeSync', run: rawWritePerRecord },
   { name: 'raw-write-fdatasync', baseline: true, description: 'write one 100 B record + fdatasync, repeated', run: (ctx) => rawWriteFdatasync(ctx) },
   hopCost('raw-write-fdatasync-async', 'raw-write-fdatasync', 'write one 100 B record + fs.fdatasync through the thread pool, repeated', (ctx) => rawWriteFdatasync(ctx, true)),
   { name: 'raw-fdatasync-per-1000', baseline: true, description: '1000 records through the 64 KiB buffer, then fdatasync', run: (ctx) => rawFdatasyncPer1000(ctx) },

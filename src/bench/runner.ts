@@ -263,6 +263,9 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
       const denom = metricOf(base, metric);
       ratio = denom > 0 && Number.isFinite(denom) ? metricOf(r, metric) / denom : null;
     }
+    // The same metric against what it is shown with (async per-record appends against one write(2) each).
+    const shownWith = (s.shownWith ?? []).map((n) => [n, summaries.get(n)] as const).filter(([, x]) => metric && x && metricOf(x, metric) > 0);
+    const ratiosToShownWith = shownWith.length > 0 ? Object.fromEntries(shownWith.map(([n, x]) => [n, metricOf(r, metric!) / metricOf(x!, metric!)])) : undefined;
     return {
       name: s.name,
       kind: s.baseline ? 'baseline' : 'scenario',
@@ -285,6 +288,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
       recordsPerSecRounds: rounds.map((x) => Math.round(x.seconds > 0 ? x.records / x.seconds : 0)),
       description: s.description ?? '',
       latencyHistogram: r.latencyHistogram,
+      ...(ratiosToShownWith ? { ratiosToShownWith } : {}),
       ...r.extra,
     };
   });

@@ -38,6 +38,8 @@ const REQUIRED = [
   'raw-fdatasync-per-1000-async',
   'raw-append-per-record-async',
   'append-per-record-async',
+  'raw-write-per-record',
+  'append-per-record-buffered',
   'startup-node',
   'startup-help',
   'startup-read-1',
@@ -113,6 +115,9 @@ describe('bench --quick --json', () => {
     }
     expect(byName.get('open-1000-partitions-clean-1-thread')!.segmentsScanned).toBe(0);
     expect(byName.get('open-1000-partitions-unclean-2-threads')!.segmentsScanned as number).toBeGreaterThanOrEqual(100);
+    // Async per-record appends are shown against their physical floor, one write(2) per record.
+    expect(isNumber((byName.get('append-per-record-async')!.ratiosToShownWith as Record<string, unknown>)['raw-write-per-record'])).toBe(true);
+    expect(byName.get('append-per-record-buffered')!.baseline).toBe('raw-append-per-record-async');
     // The pipes carried every record: read --json printed one line per record of the data set.
     expect(byName.get('cli-read-json-pipe')!.stdoutBytes as number).toBeGreaterThan(byName.get('cli-read-json-pipe')!.records as number);
     // The scratch directory made inside `parent` is gone.

@@ -151,20 +151,16 @@ export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeB
   const count = records.length;
   const nowMs = opts.nowMs ?? Date.now();
   const offsetDeltas = opts.offsetDeltas;
+  const into = opts.into;
+  if (into !== undefined) {
+    // The append path's case: one pass straight into the caller's scratch space.
+    const end = encodeBatchAt(records, opts, into, 0, nowMs);
+    if (end >= 0) return { buf: into.subarray(0, end), count, lastOffsetDelta: headerLastOffsetDelta, maxTimestamp: headerMaxTimestamp };
+  }
   let baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
   if (typeof baseTimestamp !== 'number' || !Number.isSafeInteger(baseTimestamp)) return encodeBatchExact(records, opts, nowMs);
   if (count === 0) baseTimestamp = opts.baseTimestamp ?? -1;
   const compression = opts.compression ?? CompressionType.none;
-  const into = opts.into;
-  if (compression === CompressionType.none && into !== undefined) {
-    // The append path's case: one pass straight into the caller's scratch space.
-    const end = writeRecordsOnePass(records, into, into.length, baseTimestamp, nowMs, offsetDeltas);
-    if (end >= 0) {
-      const buf = into.subarray(0, end);
-      const written = writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp: onePassMaxTimestamp, nowMs });
-      return { buf, count, ...written };
-    }
-  }
   const sizes = measureFast(records, baseTimestamp, nowMs, offsetDeltas);
   if (sizes === undefined) return encodeBatchExact(records, opts, nowMs);
   const { bodySizes, headerKeyLens, recordsBytes, maxTimestamp } = sizes;
@@ -175,7 +171,7 @@ export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeB
     buf = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
     end =
       headerKeyLens === undefined
-        ? writeRecordsOnePass(records, buf, Infinity, baseTimestamp, nowMs, offsetDeltas)
+        ? writeRecordsOnePass(records, buf, 0, Infinity, baseTimestamp, nowMs, offsetDeltas)
         : writeRecords(records, buf, RECORD_BATCH_OVERHEAD, baseTimestamp, nowMs, bodySizes, headerKeyLens, offsetDeltas);
   } else {
     const raw = Buffer.allocUnsafe(recordsBytes);
@@ -183,8 +179,27 @@ export function encodeRecordBatch(records: readonly RecordInput[], opts: EncodeB
     buf = packRecords(compression, raw);
     end = buf.length;
   }
-  const written = writeBatchHeader(buf, end, opts, { compression, count, baseTimestamp, maxTimestamp, nowMs });
-  return { buf, count, ...written };
+  putBatchHeader(buf, 0, end, opts, compression, count, baseTimestamp, maxTimestamp, nowMs);
+  return { buf, count, lastOffsetDelta: headerLastOffsetDelta, maxTimestamp: headerMaxTimestamp };
+}
+
+/**
+ * The append path's encoder: an uncompressed batch written at `start` of `into` (append's scratch
+ * space or the buffered write buffer) in one pass over the records, header and CRC last, with no
+ * view or result object per batch. Returns the batch's end in `into` — its lastOffsetDelta and
+ * maxTimestamp in headerLastOffsetDelta / headerMaxTimestamp — or −1, with `into` from `start` on
+ * partly overwritten, when the batch is compressed, has records with headers or timestamps that
+ * are not safe integers, or might not fit before `into.length`: encodeRecordBatch then measures.
+ */
+export function encodeBatchAt(records: readonly RecordInput[], opts: EncodeBatchOptions, into: Buffer, start: number, nowMs = opts.nowMs ?? Date.now()): number {
+  const count = records.length;
+  const baseTimestamp = opts.baseTimestamp ?? (count > 0 ? (records[0]!.timestamp ?? nowMs) : -1);
+  if ((opts.compression ?? CompressionType.none) !== CompressionType.none) return -1;
+  if (typeof baseTimestamp !== 'number' || !Number.isSafeInteger(baseTimestamp)) return -1;
+  const end = writeRecordsOnePass(records, into, start, into.length, baseTimestamp, nowMs, opts.offsetDeltas);
+  if (end < 0) return -1;
+  putBatchHeader(into, start, end, opts, CompressionType.none, count, baseTimestamp, onePassMaxTimestamp, nowMs);
+  return end;
 }
 
 /**
@@ -229,6 +244,65 @@ function packRecords(compression: number, raw: Buffer): Buffer {
   return buf;
 }
 
+/** The lastOffsetDelta and maxTimestamp putBatchHeader last wrote (module variables: no result object per batch). */
+export let headerLastOffsetDelta = 0;
+export let headerMaxTimestamp = -1;
+
+/** An int32 (or uint32) at pos, big-endian, by byte stores (no range check: the value is the encoder's own). */
+function putInt32(buf: Buffer, pos: number, v: number): void {
+  buf[pos] = v >>> 24;
+  buf[pos + 1] = v >>> 16;
+  buf[pos + 2] = v >>> 8;
+  buf[pos + 3] = v;
+}
+
+/** An int64 at pos: byte stores for a safe integer (every offset and timestamp in practice), else writeInt64. */
+function putInt64(buf: Buffer, pos: number, n: number): void {
+  if (!Number.isSafeInteger(n)) return writeInt64(buf, pos, n);
+  const hi = Math.floor(n / 4294967296);
+  putInt32(buf, pos, hi);
+  putInt32(buf, pos + 4, n - hi * 4294967296);
+}
+
+/**
+ * Writes the 61-byte v2 header of the batch in buf[start, end) and its CRC (records already in
+ * place); headerLastOffsetDelta and headerMaxTimestamp get what it wrote (writeBatchHeader's
+ * result, without an object per batch). Fields the caller may
+ * set (leader epoch, producer id, epoch, sequence, an explicit lastOffsetDelta) keep Buffer's
+ * range checks; the defaults and the encoder's own numbers are stored byte by byte.
+ */
+export function putBatchHeader(buf: Buffer, start: number, end: number, opts: EncodeBatchOptions, compression: number, count: number, baseTimestamp: number, maxTimestamp: number, nowMs: number): void {
+  const offsetDeltas = opts.offsetDeltas;
+  let attributes = compression;
+  if (opts.logAppendTime) attributes |= Attr.logAppendTime;
+  if (opts.transactional) attributes |= Attr.transactional;
+  if (opts.control) attributes |= Attr.control;
+  if (opts.deleteHorizon) attributes |= Attr.deleteHorizon;
+  putInt64(buf, start, opts.baseOffset);
+  putInt32(buf, start + 8, end - start - LOG_OVERHEAD);
+  if (opts.partitionLeaderEpoch === undefined) putInt32(buf, start + 12, -1);
+  else buf.writeInt32BE(opts.partitionLeaderEpoch, start + 12);
+  buf[start + 16] = 2;
+  buf[start + 21] = attributes >>> 8;
+  buf[start + 22] = attributes;
+  const lastOffsetDelta = opts.lastOffsetDelta ?? (count > 0 ? (offsetDeltas ? offsetDeltas[count - 1]! : count - 1) : 0);
+  const headerMax = opts.logAppendTime ? nowMs : maxTimestamp;
+  if (opts.lastOffsetDelta === undefined) putInt32(buf, start + 23, lastOffsetDelta);
+  else buf.writeInt32BE(lastOffsetDelta, start + 23);
+  putInt64(buf, start + 27, baseTimestamp);
+  putInt64(buf, start + 35, headerMax);
+  if (opts.producerId === undefined) putInt64(buf, start + 43, -1);
+  else writeInt64(buf, start + 43, opts.producerId);
+  if (opts.producerEpoch === undefined) buf[start + 51] = buf[start + 52] = 0xff;
+  else buf.writeInt16BE(opts.producerEpoch, start + 51);
+  if (opts.baseSequence === undefined) putInt32(buf, start + 53, -1);
+  else buf.writeInt32BE(opts.baseSequence, start + 53);
+  putInt32(buf, start + 57, count);
+  putInt32(buf, start + 17, computeBatchCrc(buf, start, end - start));
+  headerLastOffsetDelta = lastOffsetDelta;
+  headerMaxTimestamp = headerMax;
+}
+
 /**
  * Writes the 61-byte v2 header of the batch in buf[0, end) and its CRC (records already in place).
  * Returns the lastOffsetDelta and maxTimestamp it wrote.
@@ -239,29 +313,8 @@ export function writeBatchHeader(
   opts: EncodeBatchOptions,
   fields: { compression: number; count: number; baseTimestamp: number; maxTimestamp: number; nowMs: number },
 ): { lastOffsetDelta: number; maxTimestamp: number } {
-  const { compression, count, baseTimestamp, maxTimestamp, nowMs } = fields;
-  const offsetDeltas = opts.offsetDeltas;
-  let attributes = compression;
-  if (opts.logAppendTime) attributes |= Attr.logAppendTime;
-  if (opts.transactional) attributes |= Attr.transactional;
-  if (opts.control) attributes |= Attr.control;
-  if (opts.deleteHorizon) attributes |= Attr.deleteHorizon;
-  writeInt64(buf, 0, opts.baseOffset);
-  buf.writeInt32BE(end - LOG_OVERHEAD, 8);
-  buf.writeInt32BE(opts.partitionLeaderEpoch ?? -1, 12);
-  buf[16] = 2;
-  buf.writeInt16BE(attributes, 21);
-  const lastOffsetDelta = opts.lastOffsetDelta ?? (count > 0 ? (offsetDeltas ? offsetDeltas[count - 1]! : count - 1) : 0);
-  const headerMaxTimestamp = opts.logAppendTime ? nowMs : maxTimestamp;
-  buf.writeInt32BE(lastOffsetDelta, 23);
-  writeInt64(buf, 27, baseTimestamp);
-  writeInt64(buf, 35, headerMaxTimestamp);
-  writeInt64(buf, 43, opts.producerId ?? -1);
-  buf.writeInt16BE(opts.producerEpoch ?? -1, 51);
-  buf.writeInt32BE(opts.baseSequence ?? -1, 53);
-  buf.writeInt32BE(count, 57);
-  buf.writeUInt32BE(computeBatchCrc(buf, 0, end), 17);
-  return { lastOffsetDelta, maxTimestamp: headerMaxTimestamp };
+  putBatchHeader(buf, 0, end, opts, fields.compression, fields.count, fields.baseTimestamp, fields.maxTimestamp, fields.nowMs);
+  return { lastOffsetDelta: headerLastOffsetDelta, maxTimestamp: headerMaxTimestamp };
 }
 
 /** Rewrites the base offset of an encoded batch in place. The CRC does not cover it. */

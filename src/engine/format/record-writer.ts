@@ -102,17 +102,18 @@ export let onePassMaxTimestamp = -1;
 const RECORD_FIELDS_MAX_BYTES = 5 + 1 + 10 + 5 + 5 + 5 + 1;
 
 /**
- * Records without headers, uncompressed, written at RECORD_BATCH_OVERHEAD on in one pass: each
- * record's size is computed just before its bytes (the sizes of measureFast). `limit` bounds the
- * bytes written: the end of scratch space given by the caller, or Infinity for a buffer sized by
- * measureFast. Returns the end of the records (onePassMaxTimestamp set), or −1 — with `into`
- * partly overwritten — for a record with headers or a timestamp that is not a safe integer, or
- * when the next record might not fit under `limit`: the caller then measures first.
+ * Records without headers, uncompressed, written in one pass after the header of a batch that
+ * starts at `start`: each record's size is computed just before its bytes (the sizes of
+ * measureFast). `limit` bounds the bytes written: the end of scratch space given by the caller, or
+ * Infinity for a buffer sized by measureFast. Returns the end of the records (onePassMaxTimestamp
+ * set), or −1 — with `into` partly overwritten — for a record with headers or a timestamp that is
+ * not a safe integer, or when the next record might not fit under `limit`: the caller then
+ * measures first.
  */
-export function writeRecordsOnePass(records: readonly RecordInput[], into: Buffer, limit: number, baseTimestamp: number, nowMs: number, offsetDeltas: number[] | undefined): number {
+export function writeRecordsOnePass(records: readonly RecordInput[], into: Buffer, start: number, limit: number, baseTimestamp: number, nowMs: number, offsetDeltas: number[] | undefined): number {
   const count = records.length;
   let maxTimestamp = -1;
-  let pos = RECORD_BATCH_OVERHEAD;
+  let pos = start + RECORD_BATCH_OVERHEAD;
   if (pos > limit) return -1;
   for (let i = 0; i < count; i++) {
     const r = records[i]!;

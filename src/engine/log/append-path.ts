@@ -7,7 +7,7 @@
 import type { FlushMode, LogConfig } from '../config.js';
 import { InvalidArgumentError, LogtoolError, assert } from '../errors.js';
 import type { AppendedBatchInfo } from '../segment/segment.js';
-import { encodeRecordBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type EncodedBatch, type RecordInput } from '../format/record-batch.js';
+import { encodeBatchAt, encodeRecordBatch, headerLastOffsetDelta, headerMaxTimestamp, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type EncodedBatch, type RecordInput } from '../format/record-batch.js';
 import { validateClientBatch } from '../format/batch-validator.js';
 import { encodeValueSlices, type ValueSlices } from '../format/value-slices.js';
 import type { AckStatus, FlushPipeline } from '../flush/group-commit.js';
@@ -47,12 +47,21 @@ export interface AppendResult {
   duplicate?: boolean;
 }
 
-interface PendingBatch {
+/**
+ * A batch with assigned offsets, its bytes buf[start, start + size); what the segment's append
+ * takes of each batch itself (one object per batch: buffered mode holds thousands until commit).
+ */
+interface PendingBatch extends AppendedBatchInfo {
   buf: Buffer;
-  info: AppendedBatchInfo;
+  start: number;
   baseOffset: number;
   records: number;
 }
+
+/** A sync append's result once its flush settles (made only for appends that wait for one). */
+const acknowledgement =
+  (baseOffset: number, lastOffset: number, count: number) =>
+  (status: AckStatus): AppendResult => ({ baseOffset, lastOffset, count, status });
 
 const NOTHING_COMMITTED: { bytes: number; records: number } = Object.freeze({ bytes: 0, records: 0 });
 /** A run of small batches up to this size is joined into one write when committed together. */
@@ -118,20 +127,57 @@ export class AppendPath {
   append(records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> {
     this.host.ensureWritable();
     if (records.length === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
-    return this.appendBy((o) => encodeRecordBatch(records, o), options);
+    const baseOffset = this.nextOffset;
+    const encodeOpts = this.encodeOptions(baseOffset, options);
+    const { into, start } = this.encodeTarget(options);
+    const end = start < into.length ? encodeBatchAt(records, encodeOpts, into, start) : -1;
+    if (end < 0) {
+      if (into === this.encodeScratch) encodeOpts.into = into; // the measured path still uses the scratch when the batch fits
+      return this.appendEncodedOwn(encodeRecordBatch(records, encodeOpts), baseOffset, options, into);
+    }
+    const size = end - start;
+    this.checkSize(size);
+    if (into !== this.arena) return this.accept(this.pending(into, 0, size, baseOffset, records.length), options);
+    this.arenaPos = end; // before accepting it: a commit it triggers resets the arena
+    try {
+      return this.accept(this.pending(into, start, size, baseOffset, records.length), options);
+    } catch (e) {
+      if (this.arenaPos === end) this.arenaPos = start;
+      throw e;
+    }
   }
 
-  /** Log.appendValueSlices: the slices encoded as one uncompressed batch at the log end offset and appended as append() does. */
+  /**
+   * Log.appendValueSlices: the slices encoded as one uncompressed batch at the log end offset, into
+   * the same space append() uses, and appended as append() does.
+   */
   appendValueSlices(slices: ValueSlices, options: ValueSliceAppendOptions): Promise<AppendResult> {
     this.host.ensureWritable();
     if (slices.count === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
-    return this.appendBy((o) => encodeValueSlices(slices, o), options);
+    const baseOffset = this.nextOffset;
+    const encodeOpts = this.encodeOptions(baseOffset, options);
+    const { into, start } = this.encodeTarget(options);
+    if (start < into.length) encodeOpts.into = start === 0 ? into : into.subarray(start);
+    const encoded = encodeValueSlices(slices, encodeOpts);
+    if (into !== this.arena || encoded.buf.buffer !== into.buffer) return this.appendEncodedOwn(encoded, baseOffset, options, into);
+    // In the arena at `start`: kept as arena bytes, so the committer joins it with its neighbours.
+    const size = encoded.buf.length;
+    const end = start + size;
+    if (baseOffset !== this.nextOffset) assert(false, `batch encoded at offset ${baseOffset} but the log end offset is ${this.nextOffset}`);
+    this.checkSize(size);
+    this.arenaPos = end; // before accepting it: a commit it triggers resets the arena
+    try {
+      const { lastOffsetDelta, maxTimestamp, count } = encoded;
+      return this.accept({ buf: into, start, size, lastOffset: baseOffset + lastOffsetDelta, maxTimestamp, baseOffset, records: count }, options);
+    } catch (e) {
+      if (this.arenaPos === end) this.arenaPos = start;
+      throw e;
+    }
   }
 
-  /** Encodes one batch with `encode` (at the log end offset, into reused space) and appends it. */
-  private appendBy(encode: (o: EncodeBatchOptions) => EncodedBatch, options: AppendOptions): Promise<AppendResult> {
-    const encodeOpts: EncodeBatchOptions = {
-      baseOffset: this.nextOffset,
+  private encodeOptions(baseOffset: number, options: AppendOptions): EncodeBatchOptions {
+    return {
+      baseOffset,
       compression: options.compression,
       producerId: options.producerId,
       producerEpoch: options.producerEpoch,
@@ -139,44 +185,46 @@ export class AppendPath {
       transactional: options.transactional,
       control: options.control,
       logAppendTime: options.logAppendTime,
+      nowMs: Date.now(),
     };
-    // Encoded into reused scratch space: a batch committed before append returns (async,
-    // ackBeforeSync, large sync batches) needs no allocation and is still in the CPU cache for
-    // write(2); accept() copies a batch out of it when it has to keep it.
-    // Buffered batches, and sync ones that wait for their group, are encoded one after another
-    // into the write-buffer arena, which the committer writes with one write(2) per contiguous run,
-    // without a copy per append nor a joining copy per group.
-    const mode = options.flushMode ?? this.host.config.flushMode;
-    const scratch = mode !== 'buffered' && !(mode === 'sync' && !options.ackBeforeSync && !this.pipeline.flushesAtOnce());
-    if (scratch) encodeOpts.into = this.encodeScratch;
-    else {
-      this.arena ??= Buffer.allocUnsafeSlow(Math.min(MAX_ARENA_BYTES, Math.max(65536, this.host.config.commitBytes + 65536)));
-      if (this.arenaPos < this.arena.length) encodeOpts.into = this.arena.subarray(this.arenaPos);
-    }
-    const encoded = encode(encodeOpts);
-    const buf = encoded.buf;
-    if (scratch) {
-      if (buf.buffer !== this.encodeScratch?.buffer && buf.length <= MAX_ENCODE_SCRATCH_BYTES) {
-        this.encodeScratch = Buffer.allocUnsafeSlow(Math.min(MAX_ENCODE_SCRATCH_BYTES, 2 ** Math.ceil(Math.log2(Math.max(buf.length, 65536)))));
-      }
-      return this.appendOwn(encoded, encodeOpts.baseOffset, options);
-    }
-    const inArena = buf.buffer === this.arena!.buffer;
-    if (inArena) this.arenaPos += buf.length; // before accepting it: a commit it triggers resets the arena
-    try {
-      return this.appendOwn(encoded, encodeOpts.baseOffset, options);
-    } catch (e) {
-      if (inArena && this.arenaPos === buf.byteOffset - this.arena!.byteOffset + buf.length) this.arenaPos -= buf.length;
-      throw e;
-    }
   }
 
-  /** A batch append() encoded at baseOffset: no validation, no re-reading, no offset rewrite. */
-  private appendOwn(encoded: EncodedBatch, baseOffset: number, options: AppendOptions): Promise<AppendResult> {
+  /**
+   * Where a batch is encoded, in place, with no view or result object per batch: a batch committed
+   * before append returns (async, ackBeforeSync, large sync batches) into reused scratch space, so
+   * it needs no allocation and is still in the CPU cache for write(2) (accept() copies it out when
+   * it has to keep it); buffered batches, and sync ones that wait for their group, one after
+   * another into the write-buffer arena (from `start`), which the committer writes with one
+   * write(2) per contiguous run, without a copy per append nor a joining copy per group.
+   */
+  private encodeTarget(options: AppendOptions): { into: Buffer; start: number } {
+    const mode = options.flushMode ?? this.host.config.flushMode;
+    const inArena = mode === 'buffered' || (mode === 'sync' && !options.ackBeforeSync && !this.pipeline.flushesAtOnce());
+    if (!inArena) return { into: (this.encodeScratch ??= Buffer.allocUnsafeSlow(65536)), start: 0 };
+    const arena = (this.arena ??= Buffer.allocUnsafeSlow(Math.min(MAX_ARENA_BYTES, Math.max(65536, this.host.config.commitBytes + 65536))));
+    return { into: arena, start: this.arenaPos };
+  }
+
+  /** The batch encodeBatchAt just wrote at buf[start, start + size). */
+  private pending(buf: Buffer, start: number, size: number, baseOffset: number, records: number): PendingBatch {
+    if (baseOffset !== this.nextOffset) assert(false, `batch encoded at offset ${baseOffset} but the log end offset is ${this.nextOffset}`);
+    return { buf, start, size, lastOffset: baseOffset + headerLastOffsetDelta, maxTimestamp: headerMaxTimestamp, baseOffset, records };
+  }
+
+  /**
+   * A batch append() could not encode in place in one pass (compressed, headers, timestamps beyond
+   * ±2^53, or larger than the room left), encoded by the measured path — into the scratch space
+   * when it fits, else into a buffer of its own: no validation, no re-reading, no offset rewrite.
+   * A batch larger than the scratch space makes append() allocate a larger one.
+   */
+  private appendEncodedOwn(encoded: EncodedBatch, baseOffset: number, options: AppendOptions, into: Buffer): Promise<AppendResult> {
     const { buf, lastOffsetDelta, count, maxTimestamp } = encoded;
     if (baseOffset !== this.nextOffset) assert(false, `batch encoded at offset ${baseOffset} but the log end offset is ${this.nextOffset}`);
+    if (into === this.encodeScratch && buf.buffer !== into.buffer && buf.length > into.length && buf.length <= MAX_ENCODE_SCRATCH_BYTES) {
+      this.encodeScratch = Buffer.allocUnsafeSlow(Math.min(MAX_ENCODE_SCRATCH_BYTES, 2 ** Math.ceil(Math.log2(buf.length))));
+    }
     this.checkSize(buf.length);
-    return this.accept({ buf, info: { size: buf.length, lastOffset: baseOffset + lastOffsetDelta, maxTimestamp }, baseOffset, records: count }, options);
+    return this.accept({ buf, start: 0, size: buf.length, lastOffset: baseOffset + lastOffsetDelta, maxTimestamp, baseOffset, records: count }, options);
   }
 
   private checkSize(bytes: number): void {
@@ -202,36 +250,39 @@ export class AppendPath {
     const count = batch.readInt32BE(57);
     const lastOffset = baseOffset + lastOffsetDelta;
     const maxTimestamp = batch.readInt32BE(35) * 4294967296 + batch.readUInt32BE(39);
-    const pending: PendingBatch = { buf: batch, info: { size: batch.length, lastOffset, maxTimestamp }, baseOffset, records: count };
+    const pending: PendingBatch = { buf: batch, start: 0, size: batch.length, lastOffset, maxTimestamp, baseOffset, records: count };
     return this.accept(pending, options);
   }
 
   /** Takes a batch whose offsets are assigned: buffers it or commits it now, by mode. */
   private accept(pending: PendingBatch, options: AppendOptions): Promise<AppendResult> {
     const { baseOffset, records: count } = pending;
-    const { size, lastOffset } = pending.info;
+    const { size, lastOffset } = pending;
     this.nextOffset = lastOffset + 1;
     this.writtenTotal += size;
     const mode = options.flushMode ?? this.host.config.flushMode;
     const pipeline = this.pipeline;
     const waitsForFlush = mode === 'sync' && !options.ackBeforeSync;
-    const result = (status: AckStatus): AppendResult => ({ baseOffset, lastOffset, count, status });
     // Buffered batches, and small sync ones (their group is committed with one write), wait in
     // the write buffer — unless a lone producer's group is flushed at once (no copy, no wait).
     if (mode === 'buffered' || (waitsForFlush && size < COMMIT_AT_ONCE_BYTES && !pipeline.flushesAtOnce())) {
-      if (pending.buf.buffer === this.encodeScratch?.buffer) pending.buf = Buffer.from(pending.buf); // append()'s scratch is reused
+      if (pending.buf !== this.arena && pending.buf.buffer === this.encodeScratch?.buffer) {
+        pending.buf = Buffer.from(pending.buf.subarray(pending.start, pending.start + size)); // append()'s scratch is reused
+        pending.start = 0;
+      }
       this.writeBuffer.push(pending);
       this.writeBufferBytes += size;
       if (mode === 'buffered') {
         pipeline.noteBuffered();
-        return Promise.resolve(result('written'));
+        return Promise.resolve({ baseOffset, lastOffset, count, status: 'written' });
       }
-      return pipeline.waitForFlush(this.writtenTotal, size, count, result);
+      return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement(baseOffset, lastOffset, count));
     }
     // Committed now, after anything still buffered (in order): async, ackBeforeSync, a lone sync
     // producer's, and sync batches of COMMIT_AT_ONCE_BYTES or more (written while hot; they still
     // wait for the flush).
-    let committed: { bytes: number; records: number };
+    let committedBytes = size;
+    let committedRecords = count;
     if (this.writeBuffer.length === 0) {
       try {
         this.commitBatches([pending]);
@@ -239,16 +290,15 @@ export class AppendPath {
         this.fail(e);
         throw e;
       }
-      committed = { bytes: size, records: count };
     } else {
       this.writeBuffer.push(pending);
       this.writeBufferBytes += size;
-      committed = this.commitBuffered();
+      ({ bytes: committedBytes, records: committedRecords } = this.commitBuffered());
     }
-    if (waitsForFlush) return pipeline.waitForFlush(this.writtenTotal, size, count, result);
-    pipeline.noteCommitted(committed.bytes, committed.records);
+    if (waitsForFlush) return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement(baseOffset, lastOffset, count));
+    pipeline.noteCommitted(committedBytes, committedRecords);
     if (mode === 'sync') pipeline.requestFlush();
-    return Promise.resolve(result('committed'));
+    return Promise.resolve({ baseOffset, lastOffset, count, status: 'committed' });
   }
 
   /** Writes the write buffer to the file, in order. A failure fails the log. */
@@ -278,7 +328,7 @@ export class AppendPath {
     let i = 0;
     while (i < batches.length) {
       const first = batches[i]!;
-      this.host.roller.maybeRoll(first.info.size, first.baseOffset, first.info.lastOffset, first.info.maxTimestamp);
+      this.host.roller.maybeRoll(first.size, first.baseOffset, first.lastOffset, first.maxTimestamp);
       const j = this.groupEnd(batches, i);
       this.writeRuns(batches, i, j);
       i = j;
@@ -293,15 +343,15 @@ export class AppendPath {
     const first = batches[i]!;
     // Each batch adds at most one entry to each index: stay within their free slots.
     const indexRoom = Math.min(seg.offsetIndex.maxEntries - seg.offsetIndex.entries, seg.timeIndex.maxEntries - 1 - seg.timeIndex.entries);
-    const firstTs = seg.size > 0 ? seg.firstBatchMaxTimestamp() : first.info.maxTimestamp;
+    const firstTs = seg.size > 0 ? seg.firstBatchMaxTimestamp() : first.maxTimestamp;
     let j = i + 1;
-    let bytes = first.info.size;
+    let bytes = first.size;
     while (j < batches.length && j - i < indexRoom) {
       const b = batches[j]!;
-      if (seg.size + bytes > c.segmentBytes - b.info.size) break;
-      if (b.info.lastOffset - seg.baseOffset > 0x7fffffff) break;
-      if ((firstTs >= 0 ? b.info.maxTimestamp - firstTs : Date.now() - seg.createdMs) > maxSegmentMs) break;
-      bytes += b.info.size;
+      if (seg.size + bytes > c.segmentBytes - b.size) break;
+      if (b.lastOffset - seg.baseOffset > 0x7fffffff) break;
+      if ((firstTs >= 0 ? b.maxTimestamp - firstTs : Date.now() - seg.createdMs) > maxSegmentMs) break;
+      bytes += b.size;
       j++;
     }
     return j;
@@ -317,27 +367,25 @@ export class AppendPath {
     let k = i;
     while (k < j) {
       let m = k + 1;
-      let runBytes = batches[k]!.info.size;
+      let runBytes = batches[k]!.size;
       let adjacent = true;
       while (m < j) {
-        const prev = batches[m - 1]!.buf;
-        const cur = batches[m]!.buf;
-        adjacent &&= cur.buffer === prev.buffer && cur.byteOffset === prev.byteOffset + prev.length;
-        if (!adjacent && runBytes + cur.length > JOIN_WRITES_UP_TO_BYTES) break;
-        runBytes += cur.length;
+        const prev = batches[m - 1]!;
+        const cur = batches[m]!;
+        adjacent &&= cur.buf === prev.buf && cur.start === prev.start + prev.size;
+        if (!adjacent && runBytes + cur.size > JOIN_WRITES_UP_TO_BYTES) break;
+        runBytes += cur.size;
         m++;
       }
-      if (m - k === 1) {
-        const b = batches[k]!;
-        seg.append(b.buf, 0, b.info.size, [b.info]);
-      } else {
+      const head = batches[k]!;
+      if (m - k === 1) seg.append(head.buf, head.start, head.start + runBytes, [head]);
+      else {
         const run = batches.slice(k, m);
-        const head = run[0]!.buf;
-        const bytes = adjacent ? Buffer.from(head.buffer, head.byteOffset, runBytes) : Buffer.concat(run.map((b) => b.buf), runBytes);
-        seg.append(bytes, 0, runBytes, run.map((b) => b.info));
+        if (adjacent) seg.append(head.buf, head.start, head.start + runBytes, run);
+        else seg.append(Buffer.concat(run.map((b) => b.buf.subarray(b.start, b.start + b.size)), runBytes), 0, runBytes, run);
       }
       this.committedTotal += runBytes;
-      this.committedNextOffset = batches[m - 1]!.info.lastOffset + 1;
+      this.committedNextOffset = batches[m - 1]!.lastOffset + 1;
       k = m;
     }
   }

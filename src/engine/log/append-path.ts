@@ -70,6 +70,8 @@ const JOIN_WRITES_UP_TO_BYTES = 256 * 1024;
 const COMMIT_AT_ONCE_BYTES = 64 * 1024;
 /** Largest write-buffer arena of buffered mode (commit.bytes plus room for the batch that crosses it). */
 const MAX_ARENA_BYTES = 64 * 1024 * 1024;
+/** Write-buffer arena of sync groups (256 one-record appends of 100 B fit). */
+const SYNC_ARENA_BYTES = 64 * 1024;
 /** Largest reused encoding buffer of append() (larger batches get their own). */
 const MAX_ENCODE_SCRATCH_BYTES = 4 * 1024 * 1024;
 
@@ -201,8 +203,11 @@ export class AppendPath {
     const mode = options.flushMode ?? this.host.config.flushMode;
     const inArena = mode === 'buffered' || (mode === 'sync' && !options.ackBeforeSync && !this.pipeline.flushesAtOnce());
     if (!inArena) return { into: (this.encodeScratch ??= Buffer.allocUnsafeSlow(65536)), start: 0 };
-    const arena = (this.arena ??= Buffer.allocUnsafeSlow(Math.min(MAX_ARENA_BYTES, Math.max(65536, this.host.config.commitBytes + 65536))));
-    return { into: arena, start: this.arenaPos };
+    // A sync group's arena stays small (one per partition; a larger group spills to its own
+    // buffers); buffered mode's grows to commit.bytes once nothing is held in it.
+    const arenaBytes = mode === 'buffered' ? Math.min(MAX_ARENA_BYTES, Math.max(SYNC_ARENA_BYTES, this.host.config.commitBytes + 65536)) : SYNC_ARENA_BYTES;
+    if (!this.arena || (this.arena.length < arenaBytes && this.arenaPos === 0)) this.arena = Buffer.allocUnsafeSlow(arenaBytes);
+    return { into: this.arena, start: this.arenaPos };
   }
 
   /** The batch encodeBatchAt just wrote at buf[start, start + size). */

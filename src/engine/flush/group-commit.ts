@@ -17,8 +17,11 @@
  *     (flush/blocking-fsync.ts says when, and why other callers never wait longer than one fsync);
  *   - its oldest append has waited `maxWaitMs`;
  *   - it holds `maxGroupBytes` or `maxGroupRecords` (then at once, without waiting for the tick).
- * While a flush is in flight the next group still forms; a group over `maxGroupBytes` is committed
- * (written to the file) at once so the write buffer stays bounded, and flushed when the disk is free.
+ * While a flush is in flight the next group still forms and is committed (written to the file with
+ * one write) at the end of each tick, as BookKeeper's journal writes while its ForceWriteThread
+ * syncs: when the fdatasync returns, the next one starts without a write in front of it. A group
+ * over `maxGroupBytes` is committed at once, so the write buffer stays bounded. The fdatasync in
+ * flight covers only what was committed before it started (LogFlusher takes the total then).
  */
 import type { LogConfig } from '../config.js';
 import { LogtoolError } from '../errors.js';
@@ -108,6 +111,8 @@ export class FlushPipeline {
   /** Flush requested by a non-sync path (ackBeforeSync, async thresholds, roll, interval). */
   private wantFlush = false;
   private flushedBytes = 0;
+  /** Committed total when the latest flush started: what it makes durable if it succeeds. */
+  private flushingBytes = 0;
   private dirtyBytes = 0;
   private dirtyRecords = 0;
   private closed = false;
@@ -260,15 +265,32 @@ export class FlushPipeline {
     if (c.bytes > 0) this.stats.commits++;
   }
 
-  /** Runs a flush at the end of this tick (when no more synchronous work is queued). */
+  /**
+   * Runs a flush at the end of this tick (when no more synchronous work is queued) — or, while one
+   * is in flight, writes the group formed so far, so the next flush only has to fdatasync it.
+   */
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.runFlush();
-    });
+    setImmediate(this.endOfTick);
   }
+
+  private readonly endOfTick = (): void => {
+    this.scheduled = false;
+    if (!this.busy) {
+      void this.runFlush();
+      return;
+    }
+    if (this.pending === 0 || this.closed || this.failed) return;
+    try {
+      this.commitForGroup();
+    } catch (err) {
+      // The log is failed; the appends of this group learn why, the flush in flight may still succeed.
+      this.failed = true;
+      this.target.onBackgroundError(err);
+      this.waiters.rejectAbove(this.flushingBytes, err);
+    }
+  };
 
   /** Starts a group / background flush unless one is running (then it follows that one). */
   private runFlush(): Promise<void> {
@@ -326,6 +348,7 @@ export class FlushPipeline {
     try {
       if (commit || this.pending > 0) this.commitForGroup();
       startedMs = performance.now();
+      this.flushingBytes = this.target.committedBytes();
       flushing = this.target.flushCommitted();
     } catch (err) {
       this.fail(err);

@@ -6,6 +6,7 @@
 export { LogtoolError, InvalidArgumentError, InvalidDirectoryError, SymlinkError, ExitCode, type ErrorKind } from '../engine/errors.js';
 export { realIO, type FileIO, type FileStat } from '../engine/io.js';
 export { encodeBatch, decodeRecords, readBatchHeader, isCrcValid, type RecordInput, type LogRecord, type RecordHeader, type BatchHeader, type Timestamp } from '../engine/format/record-batch.js';
+export type { ValueSlices } from '../engine/format/value-slices.js';
 export { CompressionType, compressionName, registerCodec, type Codec } from '../engine/format/compression.js';
 export { crc32c } from '../engine/format/crc32c.js';
 export { LogSegment, segmentFileName } from '../engine/segment/segment.js';

@@ -6,11 +6,13 @@
 import { Command, Option } from 'commander';
 import type { Log } from '../api/log.js';
 import { LogTransaction } from '../inspect/transactions.js';
-import { LogtoolError, realIO, type RecordHeader, type RecordInput, type Timestamp } from '../api/format.js';
+import { LogtoolError, realIO, type RecordHeader, type RecordInput, type Timestamp, type ValueSlices } from '../api/format.js';
 import { parseCompression, compressionNames } from '../inspect/format.js';
 import { Output } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
 import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';
+import { parseNdjsonLine } from './append-ndjson.js';
+import { appendLines, inputError, tooLargeRecord, BATCH_OVERHEAD_BYTES, MAX_LINE_BYTES, RECORD_OVERHEAD_BOUND_BYTES, type SliceSink } from './append-lines.js';
 import {
   addFlushOptions,
   addTopicConfigOptions,
@@ -26,11 +28,6 @@ import {
 } from './shared.js';
 import { isLogDirPath, partitionDirIn } from './logdir-runner.js';
 
-/** Per-record overhead bound used to keep a batch under max.message.bytes. */
-const RECORD_OVERHEAD_BOUND_BYTES = 21 + 10;
-const BATCH_OVERHEAD_BYTES = 61;
-/** Largest input line accepted (a line is one record). */
-const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 interface AppendOpts {
   key?: string;
@@ -120,10 +117,13 @@ Examples:
         const source = opts.input ?? 'stdin';
         progress = startProgress(`appending ${source} to ${dir}`, opts.progress !== false);
         const stream = countingChunks(opts.input ? fileChunks(opts.input) : process.stdin, progress, inputBytes(opts.input));
-        await readLines(stream, source, (line, lineNo) => {
+        // Plain lines (no transaction, compression or int64 timestamp): value ranges of each input chunk, no record objects.
+        const lineTimestamp = opts.timestamp === undefined || (typeof opts.timestamp === 'number' && Number.isSafeInteger(opts.timestamp)) ? opts.timestamp : null;
+        if (opts.lines && !txn && !compression && lineTimestamp !== null) await appendLines(stream, source, appender, lineTimestamp);
+        else await readLines(stream, source, (line, lineNo) => {
           // --lines: the line's bytes as they came (a view of the input chunk; the batch copies it).
           if (opts.lines) return appender.add({ key: null, value: line, timestamp: opts.timestamp });
-          return addNdjson(appender, line.toString('utf8'), encoding, `${source} line ${lineNo}`, lineNo);
+          return addNdjson(appender, line, encoding, source, lineNo);
         }, () => appender.flush());
       }
       await appender.flush();
@@ -179,13 +179,17 @@ function printStats(log: Log): void {
 /**
  * One NDJSON input line appended (blank lines skipped); like BatchAppender.add, a promise only
  * when the caller must wait. A bad line first appends the lines before it, then fails naming where
- * the input stopped.
+ * the input stopped. A line in `read --json`'s shape is taken from its bytes (append-ndjson.ts);
+ * any other goes through JSON.parse.
  */
-function addNdjson(appender: BatchAppender, line: string, encoding: Encoding, where: string, lineNo: number): Promise<void> | undefined {
+function addNdjson(appender: BatchAppender, bytes: Buffer, encoding: Encoding, source: string, lineNo: number): Promise<void> | undefined {
+  const taken = parseNdjsonLine(bytes, encoding);
+  if (taken !== undefined) return appender.add(taken);
+  const line = bytes.toString('utf8');
   if (!(line.charCodeAt(0) > 0x20) && line.trim() === '') return undefined;
   let record: RecordInput;
   try {
-    record = parseNdjson(line, encoding, where);
+    record = parseNdjson(line, encoding, `${source} line ${lineNo}`);
   } catch (e) {
     return stoppedAt(appender, e, lineNo);
   }
@@ -338,8 +342,7 @@ export async function readLines(
       await onPause();
     }
   } catch (e) {
-    if (e instanceof LogtoolError) throw e;
-    throw new LogtoolError('io', `cannot read input: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: source });
+    throw inputError(e, source);
   }
   if (carryBytes > 0) await onLine(withoutCarriageReturn(Buffer.concat(carry, carryBytes)), ++lineNo);
 }
@@ -358,11 +361,11 @@ const MAX_BATCHES_IN_FLIGHT = 16;
  * producer share group commits); acknowledgement lines are printed in offset order, each only
  * once its batch is acknowledged under the flush mode.
  */
-class BatchAppender {
+class BatchAppender implements SliceSink {
   private pending: RecordInput[] = [];
   private pendingBytes = 0;
   failure: LogtoolError | undefined;
-  private readonly maxBatchBytes: number;
+  readonly maxBatchBytes: number;
   /** Resolves when every acknowledgement so far has been handled (printed or recorded). */
   private acked: Promise<void> = Promise.resolve();
   private readonly inFlight: Promise<void>[] = [];
@@ -380,9 +383,8 @@ class BatchAppender {
   add(r: RecordInput): Promise<void> | undefined {
     let size = (r.key?.length ?? 0) + (r.value?.length ?? 0) + RECORD_OVERHEAD_BOUND_BYTES;
     if (r.headers) for (const h of r.headers) size += Buffer.byteLength(h.key) + (h.value?.length ?? 0) + 10;
-    if (size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) {
-      throw new LogtoolError('too-large', `a record of about ${size} bytes does not fit max.message.bytes (${this.maxBatchBytes}); raise --max-message-bytes`);
-    }
+    const tooLarge = tooLargeRecord(size, this.maxBatchBytes);
+    if (tooLarge) throw tooLarge;
     if (this.pendingBytes + size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) return this.flush().then(() => this.take(r, size));
     return this.take(r, size);
   }
@@ -391,6 +393,10 @@ class BatchAppender {
     this.pending.push(r);
     this.pendingBytes += size;
     return this.pending.length >= this.opts.batchRecords ? this.flush() : undefined;
+  }
+
+  get batchRecords(): number {
+    return this.opts.batchRecords;
   }
 
   /** Appends the pending records as one batch; returns once fewer than the in-flight limit await acknowledgement. */
@@ -402,7 +408,18 @@ class BatchAppender {
     this.pendingBytes = 0;
     // Offsets are assigned here, in call order; the acknowledgement may come later.
     const appendOpts = { compression: this.opts.compression, ackBeforeSync: this.opts.ackBeforeSync };
-    const ack = this.opts.txn ? this.opts.txn.append(records, appendOpts) : this.log.append(records, appendOpts);
+    await this.track(this.opts.txn ? this.opts.txn.append(records, appendOpts) : this.log.append(records, appendOpts));
+  }
+
+  /** appendLines' batches (no transaction, no compression), as flush() appends the pending records. */
+  async appendSlices(slices: ValueSlices): Promise<void> {
+    if (this.error) throw this.error;
+    if (slices.count === 0) return;
+    await this.track(this.log.appendValueSlices(slices, { ackBeforeSync: this.opts.ackBeforeSync }));
+  }
+
+  /** Prints (--json) or records a batch's acknowledgement in offset order; returns once fewer than the in-flight limit await one. */
+  private async track(ack: Promise<{ baseOffset: number; lastOffset: number; count: number; status: string }>): Promise<void> {
     const handled = Promise.all([ack, this.acked]).then(async ([res]) => {
       if (res.status === 'timed-out') {
         this.failure ??= new LogtoolError('io', `batch ${res.baseOffset}..${res.lastOffset} was not confirmed durable within sync.timeout.ms; it may or may not be on disk`, { file: this.log.dir });

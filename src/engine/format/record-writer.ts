@@ -23,12 +23,12 @@ export function headerBytes(headers: RecordHeader[] | undefined, keyLens: number
 }
 
 /** Bytes of the unsigned varint of z (a zig-zag value below 2^32). */
-function uvarintBytes(z: number): number {
+export function uvarintBytes(z: number): number {
   return z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5;
 }
 
 /** Writes the unsigned varint of z (a zig-zag value below 2^32) at pos; returns the position after it. */
-function putUvarint(into: Buffer, pos: number, z: number): number {
+export function putUvarint(into: Buffer, pos: number, z: number): number {
   while (z >= 0x80) {
     into[pos++] = (z & 0x7f) | 0x80;
     z >>>= 7;

@@ -9,6 +9,7 @@ import { InvalidArgumentError, LogtoolError, assert } from '../errors.js';
 import type { AppendedBatchInfo } from '../segment/segment.js';
 import { encodeRecordBatch, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type EncodedBatch, type RecordInput } from '../format/record-batch.js';
 import { validateClientBatch } from '../format/batch-validator.js';
+import { encodeValueSlices, type ValueSlices } from '../format/value-slices.js';
 import type { AckStatus, FlushPipeline } from '../flush/group-commit.js';
 import type { LogSegments } from './log-segments.js';
 import type { Roller } from './roll.js';
@@ -26,6 +27,9 @@ export interface AppendOptions {
   control?: boolean;
   logAppendTime?: boolean;
 }
+
+/** Log.appendValueSlices takes no producer, compression or control fields: plain records only. */
+export type ValueSliceAppendOptions = Pick<AppendOptions, 'flushMode' | 'ackBeforeSync'>;
 
 export interface AppendResult {
   baseOffset: number;
@@ -114,6 +118,18 @@ export class AppendPath {
   append(records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> {
     this.host.ensureWritable();
     if (records.length === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
+    return this.appendBy((o) => encodeRecordBatch(records, o), options);
+  }
+
+  /** Log.appendValueSlices: the slices encoded as one uncompressed batch at the log end offset and appended as append() does. */
+  appendValueSlices(slices: ValueSlices, options: ValueSliceAppendOptions): Promise<AppendResult> {
+    this.host.ensureWritable();
+    if (slices.count === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
+    return this.appendBy((o) => encodeValueSlices(slices, o), options);
+  }
+
+  /** Encodes one batch with `encode` (at the log end offset, into reused space) and appends it. */
+  private appendBy(encode: (o: EncodeBatchOptions) => EncodedBatch, options: AppendOptions): Promise<AppendResult> {
     const encodeOpts: EncodeBatchOptions = {
       baseOffset: this.nextOffset,
       compression: options.compression,
@@ -137,7 +153,7 @@ export class AppendPath {
       this.arena ??= Buffer.allocUnsafeSlow(Math.min(MAX_ARENA_BYTES, Math.max(65536, this.host.config.commitBytes + 65536)));
       if (this.arenaPos < this.arena.length) encodeOpts.into = this.arena.subarray(this.arenaPos);
     }
-    const encoded = encodeRecordBatch(records, encodeOpts);
+    const encoded = encode(encodeOpts);
     const buf = encoded.buf;
     if (scratch) {
       if (buf.buffer !== this.encodeScratch?.buffer && buf.length <= MAX_ENCODE_SCRATCH_BYTES) {

@@ -22,15 +22,16 @@ import { LogSegments } from './log-segments.js';
 import { openPartition } from './log-open.js';
 import { PartitionCheckpoints } from './log-checkpoints.js';
 import { abandonLog, closeLog, closingView, type ClosingLog } from './log-close.js';
-import type { AppendOptions, AppendResult } from './append-path.js';
+import type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-path.js';
+import type { ValueSlices } from '../format/value-slices.js';
 import { ProducerAppends } from './producer-appends.js';
 import { wireLogWriteSide, writePositions, type WriteSide } from './write-side.js';
 import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
 import { readOnlyOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
-import type { RemovedFile, StepHook } from '../cleaner/swap.js';
-import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
+import type { RemovedFile } from '../cleaner/swap.js';
+import type { ReplaceSegmentsOptions, RetentionOptions, RetentionReport } from '../cleaner/types.js';
 import { compactionSchedule, type CompactionSchedule } from '../cleaner/schedule.js';
 import { LogMaintenance, type CompactionRound } from './log-maintenance.js';
 import type { LogPositions, LogWarning, SegmentInfo } from './log-types.js';
@@ -38,7 +39,7 @@ import type { LogInit, LogOptions } from './log-options.js';
 
 export type { LogWarning, SegmentInfo, LogPosition, LogPositions } from './log-types.js';
 export type { LogOptions } from './log-options.js';
-export type { AppendOptions, AppendResult } from './append-path.js';
+export type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-path.js';
 
 export class Log {
   readonly dir: string;
@@ -124,6 +125,15 @@ export class Log {
    */
   append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
     return this.producers.append(this.writeSide.appender, records, options);
+  }
+
+  /**
+   * Appends records with a null key, no headers and one timestamp whose values are byte ranges
+   * of one buffer (format/value-slices.ts) as one uncompressed batch, as append() would the same
+   * records: same bytes, same acknowledgement. The ranges are read before this returns.
+   */
+  appendValueSlices(slices: ValueSlices, options: ValueSliceAppendOptions = {}): Promise<AppendResult> {
+    return this.producers.appendValueSlices(this.writeSide.appender, slices, options);
   }
 
   /**
@@ -319,7 +329,7 @@ export class Log {
    * Swaps the `.cleaned` segment at `base` in for `old` by Kafka's crash-safe protocol
    * (cleaner/swap.ts) and updates the segment list. Returns the files that left the log.
    */
-  replaceSegments(base: number, old: LogSegment[], opts: { keepRemovedDir?: string; deleteDelayMs?: number; onStep?: StepHook } = {}): RemovedFile[] {
+  replaceSegments(base: number, old: LogSegment[], opts: ReplaceSegmentsOptions = {}): RemovedFile[] {
     this.ensureWritable();
     return this.changes.replaceSegments(base, old, opts);
   }

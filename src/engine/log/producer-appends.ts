@@ -10,7 +10,8 @@ import { partitionProducerState } from '../partition-state/isolation.js';
 import { ProducerSnapshotKeeper } from '../partition-state/snapshot-keeper.js';
 import { indexAbortedTxn } from '../partition-state/abort-transaction.js';
 import type { ProducerStateSource } from '../partition-state/producer-state-load.js';
-import type { AppendPath, AppendOptions, AppendResult } from './append-path.js';
+import type { AppendPath, AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-path.js';
+import type { ValueSlices } from '../format/value-slices.js';
 import type { LogWarning } from './log-types.js';
 
 /** The log as the producer state sees it. */
@@ -45,6 +46,13 @@ export class ProducerAppends {
     const result = appender.append(records, options);
     this.guard.appended(b, baseOffset);
     this.snapshots?.noteAppend(b.producerId, baseOffset + records.length - 1);
+    return result;
+  }
+
+  /** Log.appendValueSlices: no producer (id -1), so no idempotence check, only the snapshot's note. */
+  appendValueSlices(appender: AppendPath, slices: ValueSlices, options: ValueSliceAppendOptions): Promise<AppendResult> {
+    const result = appender.appendValueSlices(slices, options);
+    this.snapshots?.noteAppend(-1, appender.nextOffset - 1);
     return result;
   }
 

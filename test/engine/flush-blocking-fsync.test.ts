@@ -92,20 +92,23 @@ describe('sync mode: a lone producer on a fast disk', () => {
   it('goes back to the thread pool after a slow fsync, and one slower than syncTimeoutMs resolves timed-out', async () => {
     const events: string[] = [];
     let stallMs = 0;
-    // syncTimeoutMs 1000 caps the limit at 100 ms (a tenth); the stall is longer than the timeout.
-    const log = open({ syncBlockingFsyncMaxMs: 1000, syncTimeoutMs: 1000 }, recordingIO(events, () => stall(stallMs)), events);
+    // syncTimeoutMs 2000 caps the limit at 200 ms (a tenth; a loaded test machine's real fsyncs stay below); the stall is longer than the timeout.
+    const log = open({ syncBlockingFsyncMaxMs: 1000, syncTimeoutMs: 2000 }, recordingIO(events, () => stall(stallMs)), events);
     for (let i = 0; i < 20; i++) await log.append([{ value: value(i) }]);
     expect(events.at(-1)).toBe('sync');
-    stallMs = 1100;
+    stallMs = 2100;
     const slow = await log.append([{ value: value(20) }]);
     stallMs = 0;
     // Flushed in fact, but later than the caller was promised an answer: reported as timed-out.
     expect(slow.status).toBe('timed-out');
     expect(log.flushStats.timedOut).toBe(1);
     expect(log.positions().flushed.offset).toBe(21);
+    // A slow blocking fsync doubles the fast ones needed before blocking again.
     const mark = events.length;
-    for (let i = 21; i < 21 + FAST_IN_A_ROW; i++) expect((await log.append([{ value: value(i) }])).status).toBe('flushed');
-    expect(events.slice(mark)).toEqual(Array.from({ length: FAST_IN_A_ROW }, () => 'async'));
+    for (let i = 21; i < 21 + 2 * FAST_IN_A_ROW; i++) expect((await log.append([{ value: value(i) }])).status).toBe('flushed');
+    expect(events.slice(mark)).toEqual(Array.from({ length: 2 * FAST_IN_A_ROW }, () => 'async'));
+    for (let i = 21 + 2 * FAST_IN_A_ROW; i < 60; i++) expect((await log.append([{ value: value(i) }])).status).toBe('flushed');
+    expect(events.slice(mark + 2 * FAST_IN_A_ROW)).toContain('sync');
     await log.close();
   });
 

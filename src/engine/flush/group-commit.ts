@@ -193,7 +193,7 @@ export class FlushPipeline {
     }
     if (!out) return undefined;
     const tookMs = performance.now() - startedMs;
-    this.blocking.noteFsyncMs(tookMs);
+    this.blocking.noteFsyncMs(tookMs, true);
     this.dirtyBytes = 0;
     this.dirtyRecords = 0;
     this.noteFlushed(out);
@@ -356,7 +356,7 @@ export class FlushPipeline {
     }
     return flushing.then(
       (out) => {
-        if (out.fsyncs > 0) this.blocking.noteFsyncMs((performance.now() - startedMs) / out.fsyncs);
+        if (out.fsyncs > 0) this.blocking.noteFsyncMs((performance.now() - startedMs) / out.fsyncs, false);
         this.noteFlushed(out);
         return thorough ? this.thoroughPart() : undefined;
       },

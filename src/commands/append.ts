@@ -12,6 +12,7 @@ import { parseCompression, compressionNames } from '../inspect/format.js';
 import { Output } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
 import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';
+import { parseNdjsonLine } from './append-ndjson.js';
 import { appendLines, stdinChunks, inputError, tooLargeRecord, BATCH_OVERHEAD_BYTES, MAX_LINE_BYTES, RECORD_OVERHEAD_BOUND_BYTES, type SliceSink } from './append-lines.js';
 import {
   addFlushOptions,
@@ -125,7 +126,7 @@ Examples:
         else await readLines(stream, source, (line, lineNo) => {
           // --lines: the line's bytes as they came (a view of the input chunk; the batch copies it).
           if (opts.lines) return appender.add({ key: null, value: line, timestamp: opts.timestamp });
-          return addNdjson(appender, line.toString('utf8'), encoding, `${source} line ${lineNo}`, lineNo);
+          return addNdjson(appender, line, encoding, source, lineNo);
         }, () => appender.flush());
       }
       await appender.flush();
@@ -181,13 +182,17 @@ function printStats(log: Log): void {
 /**
  * One NDJSON input line appended (blank lines skipped); like BatchAppender.add, a promise only
  * when the caller must wait. A bad line first appends the lines before it, then fails naming where
- * the input stopped.
+ * the input stopped. A line in `read --json`'s shape is taken from its bytes (append-ndjson.ts);
+ * any other goes through JSON.parse.
  */
-function addNdjson(appender: BatchAppender, line: string, encoding: Encoding, where: string, lineNo: number): Promise<void> | undefined {
+function addNdjson(appender: BatchAppender, bytes: Buffer, encoding: Encoding, source: string, lineNo: number): Promise<void> | undefined {
+  const taken = parseNdjsonLine(bytes, encoding);
+  if (taken !== undefined) return appender.add(taken);
+  const line = bytes.toString('utf8');
   if (!(line.charCodeAt(0) > 0x20) && line.trim() === '') return undefined;
   let record: RecordInput;
   try {
-    record = parseNdjson(line, encoding, where);
+    record = parseNdjson(line, encoding, `${source} line ${lineNo}`);
   } catch (e) {
     return stoppedAt(appender, e, lineNo);
   }

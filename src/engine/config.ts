@@ -95,6 +95,8 @@ export const CONFIG_PROPERTIES = {
   preallocateBytes: { name: 'segment.preallocate.bytes', kafka: false, default: 0, unit: 'bytes', min: 0, max: { value: 64 * MIB, says: '64 MiB' }, remembered: false },
   /** logtool: sync group commit closes as soon as no more appends are queued. */
   flushWhenQueueEmpty: { name: 'group.commit.flush.when.queue.empty', kafka: false, default: true, unit: 'boolean', remembered: false },
+  /** logtool: a lone sync producer's fdatasync runs on the event loop while recent ones took at most this (0: never; flush/blocking-fsync.ts). */
+  syncBlockingFsyncMaxMs: { name: 'sync.blocking.fsync.max.ms', kafka: false, default: 1, unit: 'ms', min: 0, remembered: false },
 } as const satisfies Record<string, ConfigProperty>;
 
 /** The type of a value of each unit. */

@@ -10,6 +10,7 @@
  * A `\xNN` is always one byte of the data, so the escaped text names the bytes exactly. Only text
  * output is escaped: JSON encodes strings exactly on its own.
  */
+import { byteEscapes, jsonText, STOP, type JsonSink } from './json-line.js';
 
 const SHORT: Record<number, string> = { 0x00: '\\0', 0x09: '\\t', 0x0a: '\\n', 0x0d: '\\r', 0x5c: '\\\\' };
 
@@ -17,6 +18,9 @@ const SHORT: Record<number, string> = { 0x00: '\\0', 0x09: '\\t', 0x0a: '\\n', 0
 const NEEDS_ESCAPE = /[\x00-\x1f\\\x7f-\x9f]/;
 
 const hex = (b: number): string => `\\x${b.toString(16).padStart(2, '0')}`;
+
+/** escapeBytes' escapes of ASCII bytes; a byte beyond ASCII stops the pass (it may start a character, a C1 control or no character). */
+const ASCII_ESCAPES = byteEscapes((b) => (b >= 0x80 ? STOP : b < 0x20 || b === 0x5c || b === 0x7f ? escapeAscii(b) : undefined));
 
 /** One ASCII control or backslash as its escape. */
 function escapeAscii(b: number): string {
@@ -49,9 +53,19 @@ export function escapeBytes(buf: Buffer, valid?: boolean): string {
     const s = buf.toString('utf8');
     if (!NEEDS_ESCAPE.test(s)) return s;
   }
-  let out = '';
-  let run = 0; // start of the bytes not yet written, all printable
-  let i = 0;
+  return jsonText((sink) => writeEscapedBytes(sink, buf));
+}
+
+/**
+ * escapeBytes written to a sink: the runs of printable characters as their bytes, each escape as
+ * text (issue 15: `read` writes a record's text with no string made of its bytes). True when the
+ * bytes are valid UTF-8, false when some byte was escaped as not being part of it.
+ */
+export function writeEscapedBytes(sink: JsonSink, buf: Buffer): boolean {
+  // ASCII in one pass (the sink's table); from the first byte beyond ASCII on, the loop below.
+  let i = sink.writeEscaped(buf, ASCII_ESCAPES);
+  let valid = true;
+  let run = i; // start of the bytes not yet written, all printable
   while (i < buf.length) {
     const b = buf[i]!;
     if (b >= 0x20 && b < 0x7f && b !== 0x5c) {
@@ -64,22 +78,18 @@ export function escapeBytes(buf: Buffer, valid?: boolean): string {
       i += n; // a printable character beyond ASCII
       continue;
     }
-    out += buf.toString('utf8', run, i);
-    if (c1) out += hex(0xc2) + hex(buf[i + 1]!);
-    else out += b < 0x80 ? escapeAscii(b) : hex(b);
+    if (i > run) sink.writeBytes(buf, run, i);
+    if (c1) sink.write(hex(0xc2) + hex(buf[i + 1]!));
+    else if (b < 0x80) sink.write(escapeAscii(b));
+    else {
+      valid = false;
+      sink.write(hex(b));
+    }
     i += c1 ? 2 : 1;
     run = i;
   }
-  return out + buf.toString('utf8', run, i);
-}
-
-/** True if valid UTF-8 `buf` holds a character escapeBytes escapes (C0, backslash, DEL, C1: U+0080–U+009F are 0xc2 0x80–0x9f). */
-export function utf8NeedsEscape(buf: Buffer): boolean {
-  for (let i = 0; i < buf.length; i++) {
-    const b = buf[i]!;
-    if (b < 0x20 || b === 0x5c || b === 0x7f || (b === 0xc2 && buf[i + 1]! <= 0x9f)) return true;
-  }
-  return false;
+  if (i > run) sink.writeBytes(buf, run, i);
+  return valid;
 }
 
 /** A string from the data (a header key) escaped as its UTF-8 bytes. */

@@ -8,6 +8,7 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import { colourLevel } from './colour-level.js';
 import { clearStderrLine } from './stderr-line.js';
+import { COPY, STOP, writeEscapedRuns, type ByteEscapes } from './json-line.js';
 
 export { colourLevel };
 
@@ -22,6 +23,8 @@ export const MAX_IN_FLIGHT_CHARS = 128 * 1024;
 
 /** Room in a chunk: a line is encoded straight into it (no joined string, no encoding in the stream). */
 const CHUNK_CAPACITY_BYTES = 2 * FLUSH_AT_BYTES;
+/** Text up to this many UTF-16 units is tried as ASCII first (write), and bytes up to this many are copied one by one (writeBytes). */
+const SHORT_TEXT_CHARS = 64;
 /** Chunks written out and back from the stream, kept for reuse. */
 const SPARE_CHUNKS = 2;
 
@@ -67,6 +70,19 @@ export class Output {
   /** Appends text to the line being built; endLine() ends it. */
   write(text: string): void {
     if (this.closed) return;
+    const n = text.length;
+    if (n <= SHORT_TEXT_CHARS && this.pos + n <= this.chunk.length) {
+      // Short ASCII text (a record's field names, numbers, punctuation) is its char codes: stored
+      // one by one, it costs less than an encoder call per piece (issue 15, read --json).
+      const chunk = this.chunk;
+      const pos = this.pos;
+      let i = 0;
+      for (let c = 0; i < n && (c = text.charCodeAt(i)) < 0x80; i++) chunk[pos + i] = c;
+      if (i === n) {
+        this.pos = pos + n;
+        return;
+      }
+    }
     let room = this.chunk.length - this.pos;
     // At most 3 UTF-8 bytes per UTF-16 unit: most text fits without measuring it first.
     if (text.length * 3 > room) {
@@ -80,14 +96,46 @@ export class Output {
     this.pos += this.chunk.write(text, this.pos);
   }
 
-  /** Appends bytes to the line being built, copied (the caller may reuse them). */
-  writeBytes(bytes: Buffer): void {
+  /** Appends bytes[start, end) to the line being built, copied (the caller may reuse them). */
+  writeBytes(bytes: Buffer, start = 0, end = bytes.length): void {
     if (this.closed) return;
-    if (bytes.length > this.chunk.length - this.pos) {
+    const n = end - start;
+    if (n > this.chunk.length - this.pos) {
       this.writeOut();
-      if (bytes.length > this.chunk.length) return this.send(Buffer.from(bytes));
+      if (n > this.chunk.length) return this.send(Buffer.from(bytes.subarray(start, end)));
     }
-    this.pos += bytes.copy(this.chunk, this.pos);
+    const chunk = this.chunk;
+    const pos = this.pos;
+    // A short piece (between escapes) is stored byte by byte: cheaper than a view and a copy call.
+    if (n <= SHORT_TEXT_CHARS) for (let i = 0; i < n; i++) chunk[pos + i] = bytes[start + i]!;
+    else chunk.set(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end), pos);
+    this.pos = pos + n;
+  }
+
+  /** JsonSink.writeEscaped: in one pass into the chunk when the worst case fits in it (issue 15: a value's JSON or text escapes). */
+  writeEscaped(bytes: Buffer, escapes: ByteEscapes, start = 0): number {
+    if (this.closed) return bytes.length;
+    const worst = (bytes.length - start) * escapes.maxChars;
+    if (worst > this.chunk.length - this.pos) {
+      this.writeOut();
+      if (worst > this.chunk.length) return writeEscapedRuns(this, bytes, escapes, start);
+    }
+    const { actions, texts } = escapes;
+    const chunk = this.chunk;
+    let pos = this.pos;
+    let i = start;
+    for (; i < bytes.length; i++) {
+      const b = bytes[i]!;
+      const action = actions[b]!;
+      if (action === COPY) chunk[pos++] = b;
+      else if (action === STOP) break;
+      else {
+        const text = texts[b]!;
+        for (let j = 0; j < text.length; j++) chunk[pos++] = text.charCodeAt(j);
+      }
+    }
+    this.pos = pos;
+    return i;
   }
 
   /** Ends the line being built; true once a chunk is due (then await flush()). */

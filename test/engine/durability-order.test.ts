@@ -154,17 +154,23 @@ describe('close() leaves no work running (item 17)', () => {
   });
 });
 
-describe('the sync append path never blocks the event loop (item 16)', () => {
-  it('sync appends with rolls and thorough flushes issue no synchronous fsync', async () => {
+describe('the sync append path never blocks the event loop longer than one fsync (item 16, issue 15)', () => {
+  it('sync appends with rolls and thorough flushes issue no synchronous fsync but a lone producer\'s fdatasync of the active log, one per turn of the event loop', async () => {
     const dir = tempPartitionPath('no-sync-fsync-0');
     let armed = false;
+    let turned = true;
+    const violations: string[] = [];
     const events: string[] = [];
     const base = recordingIO(events);
     const io: FileIO = {
       ...base,
       datasync(fd) {
-        if (armed) throw new Error('synchronous fdatasync on the event loop');
         base.datasync(fd);
+        const file = events.at(-1)!.slice('datasync '.length);
+        // Only the blocking path for a lone producer (flush/blocking-fsync.ts): the active .log, then a turn of the loop.
+        if (armed && (!file.endsWith('.log') || !turned)) violations.push(`synchronous fdatasync on the event loop: ${file}`);
+        turned = false;
+        setImmediate(() => (turned = true));
       },
       syncDir(p) {
         if (armed) throw new Error(`synchronous directory fsync on the event loop: ${p}`);
@@ -181,6 +187,7 @@ describe('the sync append path never blocks the event loop (item 16)', () => {
     }
     const results = (await Promise.all(appends)) as { status: string }[];
     armed = false;
+    expect(violations).toEqual([]);
     expect(results.every((r) => r.status === 'flushed')).toBe(true);
     expect(log.segments.length).toBeGreaterThan(4);
     // The rolls' sealed indexes, the directory and the checkpoint were all fsynced (asynchronously).

@@ -19,11 +19,15 @@ function open(config: Partial<LogConfig>, io?: FileIO): Log {
   return Log.open(path.join(makeTempDir('logtool-lone-'), 't-0'), { config: { flushMode: 'sync', ...config }, rememberConfig: false, io });
 }
 
-/** The real I/O layer, counting asynchronous fdatasyncs. */
+/** The real I/O layer, counting fdatasyncs (through the thread pool or, for a lone producer on a fast disk, blocking). */
 function countingIO(): { io: FileIO; datasyncs: () => number } {
   let n = 0;
   const io: FileIO = {
     ...realIO,
+    datasync(fd) {
+      n++;
+      realIO.datasync(fd);
+    },
     datasyncAsync(fd) {
       n++;
       return realIO.datasyncAsync(fd);
@@ -77,7 +81,8 @@ describe('sync mode: a lone producer', () => {
   });
 
   it('creates no timer per append, and the timeout timer never keeps the process alive once nobody waits', async () => {
-    const log = open({ syncTimeoutMs: 600_000 });
+    // The waiters' timer only: the blocking path (below) has no waiter, its append is flushed when acknowledged.
+    const log = open({ syncTimeoutMs: 600_000, syncBlockingFsyncMaxMs: 0 });
     const keepingAlive = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     await log.append([{ value: value(0) }]);
     let timers = 0;

@@ -47,6 +47,8 @@ class InstrumentedIO {
   private stall: Promise<void> | undefined;
   private releaseStall: (() => void) | undefined;
   failWith: Error | undefined;
+  /** When set, write(2) of the .log fails with it. */
+  failWritesWith: Error | undefined;
   readonly io: FileIO;
 
   constructor() {
@@ -61,6 +63,10 @@ class InstrumentedIO {
       close(fd) {
         self.paths.delete(fd);
         realIO.close(fd);
+      },
+      write(fd, buf, offset, length, position) {
+        if (self.failWritesWith && self.paths.get(fd)?.endsWith('.log')) throw self.failWritesWith;
+        return realIO.write(fd, buf, offset, length, position);
       },
       datasync(fd) {
         self.syncs.push(path.basename(self.paths.get(fd) ?? `fd${fd}`));
@@ -191,6 +197,54 @@ describe('sync mode: a stalled fsync', () => {
     await log.close();
     const again = Log.open(log.dir);
     expect([...again.read()].map((r) => r.value!.toString())).toEqual([0, 1, 2, 3].map((i) => value(i).toString()));
+    await again.close();
+  });
+
+  it("writes the next group to the file while the previous group's fdatasync is in flight, and acknowledges it only after its own", async () => {
+    const rec = new InstrumentedIO();
+    // The buffered committer's interval is out of the way: only the group commit writes here.
+    const log = open({ flushMode: 'sync', syncTimeoutMs: 60_000, commitIntervalMs: 600_000 }, { io: rec.io });
+    const logFile = path.join(log.dir, '00000000000000000000.log');
+    rec.stallFsync();
+    const first = log.append([{ value: value(0) }]);
+    await until(() => rec.datasyncAsyncCalls === 1, "the first group's fdatasync");
+    const sizeWithFirst = fs.statSync(logFile).size;
+    let acked = 0;
+    const next = [1, 2, 3].map((i) => log.append([{ value: value(i) }]).then((r) => (acked++, r)));
+    // BookKeeper's journal: the group formed during the fdatasync reaches the file (one write at
+    // the end of the tick) before that fdatasync returns, so the next flush has only to sync it.
+    await until(() => log.positions().bytes.committed > sizeWithFirst, 'the next group written during the stalled fdatasync', 5000);
+    expect(fs.statSync(logFile).size).toBe(log.positions().bytes.committed);
+    expect(log.positions().committed.offset).toBe(4);
+    expect(log.positions().flushed.offset).toBe(0);
+    expect(acked).toBe(0);
+    expect(log.flushStats.commits).toBe(2); // one write per group
+    rec.release();
+    expect((await first).status).toBe('flushed');
+    const rs = await Promise.all(next);
+    expect(rs.map((r) => r.status)).toEqual(['flushed', 'flushed', 'flushed']);
+    expect(log.positions().flushed.offset).toBe(4);
+    expect(rec.datasyncAsyncCalls).toBe(2);
+    expectOrdered(log.positions());
+    await log.close();
+  });
+
+  it("a write failing during the previous group's fdatasync rejects the appends it held; that fdatasync's appends still resolve", async () => {
+    const rec = new InstrumentedIO();
+    const log = open({ flushMode: 'sync', syncTimeoutMs: 60_000, commitIntervalMs: 600_000 }, { io: rec.io });
+    rec.stallFsync();
+    const first = log.append([{ value: value(0) }]);
+    await until(() => rec.datasyncAsyncCalls === 1, "the first group's fdatasync");
+    rec.failWritesWith = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    const next = [1, 2].map((i) => log.append([{ value: value(i) }]));
+    await Promise.all(next.map((p) => expect(p).rejects.toThrow(/EIO/)));
+    expect(() => log.append([{ value: value(3) }])).toThrow(/EIO/); // the log is failed
+    rec.failWritesWith = undefined;
+    rec.release();
+    expect((await first).status).toBe('flushed');
+    await log.close();
+    const again = Log.open(log.dir);
+    expect([...again.read()].map((r) => r.value!.toString())).toEqual([value(0).toString()]);
     await again.close();
   });
 

@@ -2,7 +2,7 @@
  * Offset lookups (Kafka's LogSegment.translateOffset and FileRecords.searchForOffsetWithSize, issue
  * 15): a read from an offset reads the batch holding it, not the batches before it; the offset
  * index's block cache follows appends and truncation; records below the offset are checked as
- * every record is but not built.
+ * every record is but not built (passRecordsBelow's tight loop included).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,28 +37,110 @@ function countingIO(): { io: FileIO; logBytesRead: () => number; logReads: () =>
   return { io, logBytesRead: () => bytes, logReads: () => reads, reset: () => (bytes = reads = 0) };
 }
 
+/** 40 batches of 200 records of about 100 B (about 22 KiB each: every batch but the first gets an index entry), and where each lies. */
+async function fortyBatches(name: string): Promise<{ dir: string; batch: (k: number) => { position: number; size: number } }> {
+  const dir = path.join(makeTempDir(), name);
+  const writer = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
+  const batches: { position: number; size: number }[] = [];
+  for (let b = 0; b < 40; b++) {
+    const before = writer.positions().committed.position;
+    await writer.append(Array.from({ length: 200 }, (_, i) => ({ key: null, value: Buffer.from(value(b * 200 + i)) })));
+    batches.push({ position: before, size: writer.positions().committed.position - before });
+  }
+  await writer.close();
+  return { dir, batch: (k) => batches[k]! };
+}
+const value = (offset: number): string => `r${offset}`.padEnd(100, '.');
+
+/** Reads the record at each offset (checking it) through countingIO; `check` gets the `.log` reads and bytes each lookup took. */
+async function eachLookup(dir: string, offsets: number[], check: (offset: number, reads: number, bytes: number) => void): Promise<void> {
+  const counting = countingIO();
+  const log = Log.open(dir, { readOnly: true, io: counting.io });
+  try {
+    for (const offset of offsets) {
+      counting.reset();
+      const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
+      expect(r?.offset).toBe(offset);
+      expect(r?.value?.toString()).toBe(value(offset));
+      check(offset, counting.logReads(), counting.logBytesRead());
+    }
+  } finally {
+    await log.close();
+  }
+}
+
 describe('a read from an offset', () => {
   it('reads the batch holding the offset and not the batches before it', async () => {
-    const dir = path.join(makeTempDir(), 'lookup-0');
-    const writer = Log.open(dir, { config: { flushMode: 'async' }, rememberConfig: false });
-    // 40 batches of 200 records (about 22 KiB each): every batch gets an index entry.
-    for (let b = 0; b < 40; b++) await writer.append(Array.from({ length: 200 }, (_, i) => ({ key: null, value: Buffer.from(`r${b * 200 + i}`.padEnd(100, '.')) })));
-    await writer.close();
-    const batchBytes = fs.statSync(path.join(dir, '00000000000000000000.log')).size / 40;
-    const counting = countingIO();
-    const log = Log.open(dir, { readOnly: true, io: counting.io });
+    const { dir, batch } = await fortyBatches('lookup-0');
+    await eachLookup(dir, [1, 199, 200, 4321, 7999, 5555], (offset, reads, bytes) => {
+      // The batch, plus at most a few KiB of the one the index entry points at (its header).
+      expect(bytes).toBeLessThan(batch(1).size + 8 * 1024);
+      // A few KiB at the floor entry's batch (its header), then the batch holding the offset in one
+      // read, up to where it ends at the latest (the entry after next; for the last, the segment's end).
+      expect(reads).toBeLessThanOrEqual(2);
+    });
+  });
+});
+
+describe('a read from an offset the index places', () => {
+  it('reads the batch holding the offset, and only it, in one read', async () => {
+    const { dir, batch } = await fortyBatches('guess-0');
+    // Batches 2..38: the floor entry is the batch before (or the batch itself, for its last offset).
+    await eachLookup(dir, [400, 4321, 5555, 5599, 7600, 7799], (offset, reads, bytes) => {
+      expect(reads).toBe(1);
+      expect(bytes).toBe(batch(Math.floor(offset / 200)).size);
+    });
+  });
+
+  it('returns the batches after it once each, in order, as a read from the start does', async () => {
+    const { dir } = await fortyBatches('guess-1');
+    const log = Log.open(dir, { readOnly: true });
     try {
-      for (const offset of [1, 199, 200, 4321, 7999, 5555]) {
+      const offsets = [...log.read({ fromOffset: 4321, maxRecords: 700 })].map((r) => r.offset);
+      expect(offsets).toEqual(Array.from({ length: 700 }, (_, i) => 4321 + i));
+      const tail = [...log.read({ fromOffset: 7799 })].map((r) => r.offset);
+      expect(tail).toEqual(Array.from({ length: 201 }, (_, i) => 7799 + i));
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('falls back to the scan from the floor entry when the guess does not hold: an index keyed on first offsets (Kafka < 2.0), a damaged batch', async () => {
+    const { dir, batch } = await fortyBatches('guess-2');
+    // Rewrite each entry's key from its batch's last offset to its first (199 below).
+    const indexFile = path.join(dir, '00000000000000000000.index');
+    const original = fs.readFileSync(indexFile);
+    const index = Buffer.from(original);
+    for (let at = 0; at + 8 <= index.length && index.readInt32BE(at + 4) > 0; at += 8) index.writeInt32BE(index.readInt32BE(at) - 199, at);
+    fs.writeFileSync(indexFile, index);
+    const counting = countingIO();
+    let log = Log.open(dir, { readOnly: true, io: counting.io });
+    try {
+      for (const offset of [4321, 4200, 4399, 5555, 7000, 7999, 1000, 3210]) {
         counting.reset();
         const [r] = [...log.read({ fromOffset: offset, maxRecords: 1 })];
         expect(r?.offset).toBe(offset);
-        expect(r?.value?.toString()).toBe(`r${offset}`.padEnd(100, '.'));
-        // The batch, plus at most a few KiB of the one the index entry points at (its header).
-        expect(counting.logBytesRead()).toBeLessThan(batchBytes + 8 * 1024);
-        // A few KiB at the floor entry's batch (its header), then the batch holding the offset in one
-        // read, up to where it ends at the latest (the entry after next; for the last, the segment's end).
-        expect(counting.logReads()).toBeLessThanOrEqual(2);
+        expect(r?.value?.toString()).toBe(value(offset));
       }
+      // The guesses missed: the index stopped guessing, so a lookup reads the floor batch's header and its batch.
+      counting.reset();
+      expect([...log.read({ fromOffset: 6789, maxRecords: 1 })][0]?.offset).toBe(6789);
+      expect(counting.logReads()).toBe(2);
+    } finally {
+      await log.close();
+    }
+    // A batch whose CRC fails where the (last-offset) index places it: the reader's warning as before, no record.
+    fs.writeFileSync(indexFile, original);
+    const bad = batch(21);
+    const logFile = path.join(dir, '00000000000000000000.log');
+    const fd = fs.openSync(logFile, 'r+');
+    fs.writeSync(fd, Buffer.from('X'), 0, 1, bad.position + bad.size - 10);
+    fs.closeSync(fd);
+    const warnings: string[] = [];
+    log = Log.open(dir, { readOnly: true, onWarning: (w) => warnings.push(`${w.position}: ${w.message}`) });
+    try {
+      expect([...log.read({ fromOffset: 4321, maxRecords: 1 })]).toEqual([]);
+      expect(warnings).toEqual([expect.stringMatching(new RegExp(`^${bad.position}: CRC-32C mismatch in batch at offset 4200`))]);
     } finally {
       await log.close();
     }
@@ -104,6 +186,56 @@ describe('RecordDecoder with fromOffset', () => {
     expect(all(batch, 105)).toEqual([]);
   });
 
+  /** The message of what f throws, or 'no error'. */
+  const message = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'no error';
+  };
+
+  // Records without headers, keys null or not, lengths of one and two varint bytes: what passRecordsBelow passes over.
+  const plain = encodeBatch(
+    Array.from({ length: 300 }, (_, i) => ({ key: i % 3 === 0 ? null : Buffer.from(`k${i}`), value: i % 5 === 0 ? null : Buffer.alloc(i % 150, i) })),
+    { baseOffset: 1000, nowMs: 1_700_000_000_000 },
+  );
+
+  it('returns exactly the records at or above the offset from a batch of records without headers', () => {
+    const everything = all(plain);
+    for (const from of [1000, 1001, 1063, 1064, 1150, 1299, 1300]) expect(all(plain, from)).toEqual(everything.filter((r) => r.offset >= from));
+  });
+
+  it('fails on a malformed header-less record it passes over as a read from the start does', () => {
+    // Record k's fields: length varint, attributes, timestamp delta, offset delta, key length, …
+    const recordAt = (b: Buffer, k: number): number => {
+      let at = 61;
+      for (let i = 0; i < k; i++) at += (b[at]! < 0x80 ? 1 : 2) + (((b[at]! & 0x7f) | (b[at]! < 0x80 ? 0 : b[at + 1]! << 7)) >>> 1);
+      return at;
+    };
+    const damaged = (edit: (b: Buffer, record: number) => void): Buffer => {
+      const b = Buffer.from(plain);
+      edit(b, recordAt(b, 7)); // record 7: key "k7", value of 7 bytes (one-byte lengths)
+      return b;
+    };
+    const cases = {
+      // Length one more: a byte left over.
+      leftover: damaged((b, r) => (b[r] = b[r]! + 2)),
+      // Key length (after length, attributes, timestamp delta, offset delta) beyond the record.
+      key: damaged((b, r) => (b[r + 4] = 100)),
+      // A header count of one where none follows.
+      headers: damaged((b, r) => (b[r + 1 + (b[r]! >>> 1) - 1] = 2)),
+      // Length running past the batch.
+      length: damaged((b, r) => (b[r] = 0x7e)),
+    };
+    for (const [name, bad] of Object.entries(cases)) {
+      const fromStart = message(() => all(bad));
+      expect(fromStart, name).not.toBe('no error');
+      expect(message(() => all(bad, 1200)), name).toBe(fromStart);
+    }
+  });
+
   it('still checks the records it passes over: a malformed one fails the read as it does from the start', () => {
     // Record 0's header count (its last field before the next record) claims one header more.
     const bad = Buffer.from(batch);
@@ -112,14 +244,6 @@ describe('RecordDecoder with fromOffset', () => {
     const headerCountAt = first + 1 + length - 5; // then "h"'s length, "h", the value's length, the value
     expect(bad[headerCountAt]).toBe(2); // zig-zag 1
     bad[headerCountAt] = 4; // two headers: the second runs past the record
-    const message = (f: () => unknown): string => {
-      try {
-        f();
-      } catch (e) {
-        return (e as Error).message;
-      }
-      return 'no error';
-    };
     const fromStart = message(() => all(bad));
     expect(fromStart).not.toBe('no error');
     expect(message(() => all(bad, 103))).toBe(fromStart);

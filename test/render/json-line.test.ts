@@ -48,6 +48,14 @@ describe('JSON lines built as strings', () => {
     for (const s of ['', 'a', '"', '\\', '\u0000', '\u001f', ' ', '\ud800', 'x\udc00y', '😀', '\ud83d\ude00\ud800']) expect(jsonString(s)).toBe(JSON.stringify(s));
   });
 
+  it('every byte JSON escapes, alone and between others, is escaped as JSON.stringify escapes it (written as bytes, not a string)', () => {
+    for (let b = 0; b < 0x80; b++) {
+      for (const buf of [Buffer.from([b]), Buffer.from([0x61, b, 0x62]), Buffer.from([b, b, 0xc3, 0xa9, b]), Buffer.concat([Buffer.alloc(70, 'x'), Buffer.from([b]), Buffer.alloc(70, 'y')])]) {
+        expect(bytesJsonText(buf, 'utf8'), `byte ${b}`).toBe(JSON.stringify(buf.toString('utf8')));
+      }
+    }
+  });
+
   it('recordJsonLine equals JSON.stringify of the record object, headers and int64 timestamps included', () => {
     const timestamps = [0, -1, 1796170886371, 2 ** 53 - 1, 2n ** 60n, -(2n ** 63n)];
     let n = 0;
@@ -105,7 +113,14 @@ describe('JSON lines built as strings', () => {
       const line = `${i}\t${formatTimestamp(r.timestamp)}\t${bytesToText(key, 'utf8')}\t${bytesToText(value, 'utf8')}${hs}`;
       expectedLines.push(line);
       expect(recordText(r, 'utf8', { nonUtf8: 0 }, coloured)).toBe(`${coloured.cyan(String(i))}\t${coloured.dim(formatTimestamp(r.timestamp))}\t${coloured.green(bytesToText(key, 'utf8'))}\t${bytesToText(value, 'utf8')}${hs}`);
-      writeRecordText(out, r, 'utf8', { nonUtf8: 0 }, plain);
+      const stats = { nonUtf8: 0 };
+      const textStats = { nonUtf8: 0 };
+      writeRecordText(out, r, 'utf8', stats, plain);
+      bytesToText(key, 'utf8', textStats);
+      bytesToText(value, 'utf8', textStats);
+      for (const h of headers) bytesToText(h.value, 'utf8', textStats);
+      // Keys and values that are not UTF-8 are counted once each, as bytesToText counts them (the warning's number).
+      expect(stats.nonUtf8).toBe(textStats.nonUtf8);
       if (out.endLine()) await out.flush();
     }
     await out.flush();

@@ -12,7 +12,8 @@ import { segmentMtime } from './cleanable-range.js';
 import type { OffsetMap } from './offset-map.js';
 import { RecordFilter } from './record-filter.js';
 import type { CleanRun } from './scan.js';
-import { swapBegun, type RemovedFile } from './swap.js';
+import { DELETED_SUFFIX, removeDeletedFiles, swapBegun, type RemovedFile } from './swap.js';
+import { removeQuietly } from '../checkpoint.js';
 import type { ActiveProducer, CleanedTxnTracker } from './types.js';
 
 export interface CleanRound {
@@ -43,27 +44,51 @@ export class SegmentsCleaner {
     const groups = groupSegmentsBySize(toClean, log.config, round.firstUncleanable);
     this.run.progress.start('clean', toClean.reduce((n, s) => n + s.size, 0), round.pass);
     const result: LogSegment[] = [];
-    for (const group of groups) {
-      const before = group.reduce((n, s) => n + s.size, 0);
-      txn.cleanedIndex = [];
-      const { out, unchanged } = await this.writeGroup(group, map, txn, active, round);
-      const file = path.join(log.dir, segmentFileName(out.baseOffset, LOG_SUFFIX));
-      report.groups.push({ pass: round.pass, replaced: group.map((s) => s.baseOffset), file, bytesBefore: before, bytesAfter: out.size, unchanged });
-      if (unchanged) {
-        // Every batch was copied byte for byte: leave the segment in place.
-        out.discard();
-        result.push(group[0]!);
-        if (opts.dryRun && round.finalPass) report.bytesAfter += before;
-        continue;
+    // The previous group's `.deleted` files, being removed in the background while this group is
+    // filtered (with no delete delay); it ends before this group's first step, so steps keep their order.
+    let removal: Promise<void> | undefined;
+    try {
+      for (const group of groups) {
+        const before = group.reduce((n, s) => n + s.size, 0);
+        txn.cleanedIndex = [];
+        const { out, unchanged } = await this.writeGroup(group, map, txn, active, round);
+        if (removal) {
+          const previous = removal;
+          removal = undefined;
+          try {
+            await previous;
+          } catch (e) {
+            out.discard();
+            throw e;
+          }
+        }
+        const file = path.join(log.dir, segmentFileName(out.baseOffset, LOG_SUFFIX));
+        report.groups.push({ pass: round.pass, replaced: group.map((s) => s.baseOffset), file, bytesBefore: before, bytesAfter: out.size, unchanged });
+        if (unchanged) {
+          // Every batch was copied byte for byte: leave the segment in place.
+          out.discard();
+          result.push(group[0]!);
+          if (opts.dryRun && round.finalPass) report.bytesAfter += before;
+          continue;
+        }
+        if (opts.dryRun) {
+          if (round.finalPass) report.bytesAfter += out.size;
+          else result.push(out.segment!);
+          continue;
+        }
+        this.run.scan.changed = true;
+        opts.onStep?.({ phase: 'cleaned-written', file: out.segment!.logPath });
+        const { removed, deleted } = this.swapIn(out, group);
+        report.removedFiles.push(...removed);
+        if (deleted.length > 0) {
+          removal = removeDeletedFiles(log.io, deleted, opts.onStep);
+          removal.catch(() => {}); // handled where it is awaited: not an unhandled rejection meanwhile
+        }
       }
-      if (opts.dryRun) {
-        if (round.finalPass) report.bytesAfter += out.size;
-        else result.push(out.segment!);
-        continue;
-      }
-      this.run.scan.changed = true;
-      opts.onStep?.({ phase: 'cleaned-written', file: out.segment!.logPath });
-      report.removedFiles.push(...this.swapIn(out, group));
+      await removal;
+    } catch (e) {
+      await removal?.catch(() => {}); // the first failure is the one reported
+      throw e;
     }
     if (opts.dryRun && round.finalPass) {
       for (const s of rest) if (s.baseOffset < round.firstUncleanable) report.bytesAfter += s.size;
@@ -103,22 +128,33 @@ export class SegmentsCleaner {
     return { out, unchanged };
   }
 
-  /** The crash-safe swap of the written output for its group; returns the files removed. */
-  private swapIn(out: Output, group: LogSegment[]): RemovedFile[] {
+  /**
+   * The crash-safe swap of the written output for its group; returns the files removed and, with
+   * no delete delay, their `.deleted` names for the caller to remove.
+   */
+  private swapIn(out: Output, group: LogSegment[]): { removed: RemovedFile[]; deleted: string[] } {
     const opts = this.run.opts;
+    const io = this.run.log.io;
+    // The names step 2 gives the old files (the removal is deferred to the caller with no delay).
+    const deleted = (opts.deleteDelayMs ?? 0) <= 0 ? group.flatMap((s) => s.files()).map((f) => f + DELETED_SUFFIX) : [];
     try {
-      return this.run.log.replaceSegments(out.baseOffset, group, {
+      const removed = this.run.log.replaceSegments(out.baseOffset, group, {
         keepRemovedDir: opts.keepRemovedDir,
         deleteDelayMs: opts.deleteDelayMs,
+        deferRemoval: true,
         onStep: opts.onStep,
       });
+      return { removed, deleted };
     } catch (e) {
       // A swap that never began (keep dir unusable, disk full) leaves its `.cleaned` output:
       // remove it. One whose renames began is the loader's to complete or undo (swapBegun): its
       // remaining `.cleaned` files are what tells the loader to undo it.
+      // A swap that completed before a later failure (the generation file, disk full) had its old
+      // files renamed `.deleted`: removed here, as the swap's own step 5 would have.
       if (!(typeof e === 'object' && e !== null && swapBegun.has(e))) {
         try {
           out.discard();
+          for (const f of deleted) removeQuietly(io, f);
         } catch {
           // the swap's error is the one to report
         }

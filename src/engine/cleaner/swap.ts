@@ -26,7 +26,7 @@
  * generation.ts) around steps 1–5, so a reader can tell that the directory changed under it.
  */
 import path from 'node:path';
-import type { FileIO } from '../io.js';
+import { unlinkAsync, type FileIO } from '../io.js';
 import { removeQuietly } from '../checkpoint.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from '../segment/segment.js';
 
@@ -76,7 +76,10 @@ export interface SwapRequest {
   old: { baseOffset: number; files: string[] }[];
   /** Keep a copy (hard link, or copy across file systems) of every old file here before it goes. */
   keepDir?: string;
-  /** Remove the `.deleted` files at once (the CLI); otherwise the caller schedules it. */
+  /**
+   * Remove the `.deleted` files at once (the CLI); otherwise the caller schedules it, or removes
+   * them itself (removeDeletedFiles).
+   */
   deleteNow: boolean;
   hook?: StepHook;
 }
@@ -235,4 +238,16 @@ export function swapSegments(req: SwapRequest): SwapResult {
     }
   }
   return { deleted, removed };
+}
+
+/**
+ * Step 5 in the background (the cleaner, while it filters the next group): each `.deleted` file
+ * unlinked in libuv's thread pool, in order, with the same step after each. A crash before it
+ * ends leaves `.deleted` files, which the loader removes.
+ */
+export async function removeDeletedFiles(io: FileIO, files: string[], hook?: StepHook): Promise<void> {
+  for (const f of files) {
+    await unlinkAsync(io, f);
+    hook?.({ phase: 'deleted-removed', file: f });
+  }
 }

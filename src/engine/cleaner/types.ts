@@ -97,7 +97,17 @@ export interface CleanableLog {
   readCleanerCheckpoint(): number | undefined;
   writeCleanerCheckpoint(offset: number): void;
   /** Crash-safe swap of a `.cleaned` segment at `base` for `old`; returns the files removed. */
-  replaceSegments(base: number, old: LogSegment[], opts: { keepRemovedDir?: string; deleteDelayMs?: number; onStep?: StepHook }): RemovedFile[];
+  replaceSegments(base: number, old: LogSegment[], opts: ReplaceSegmentsOptions): RemovedFile[];
+}
+
+/** How a swap removes what it replaced. */
+export interface ReplaceSegmentsOptions {
+  keepRemovedDir?: string;
+  /** Remove the `.deleted` files after this long; 0 or undefined = at once. */
+  deleteDelayMs?: number;
+  /** With no delay: leave the `.deleted` files to the caller (cleaner/swap.ts removeDeletedFiles). */
+  deferRemoval?: boolean;
+  onStep?: StepHook;
 }
 
 /** One aborted transaction as the cleaned segment's `.txnindex` records it. */

@@ -12,14 +12,20 @@
  * be flushed. One flush runs at a time; appends arriving while it runs form the next group. A
  * group closes — its data is committed with one write and made durable with one fdatasync — when
  *   - the event loop has no more work queued (`flushWhenQueueEmpty`, default): the end of the tick —
- *     or at once for a lone producer (the last group was its one append, and nothing else waited);
+ *     or at once for a lone producer (the last group was its one append, and nothing else waited) —
+ *     then, while recent fdatasyncs were fast, with a blocking fdatasync on this thread
+ *     (flush/blocking-fsync.ts says when, and why other callers never wait longer than one fsync);
  *   - its oldest append has waited `maxWaitMs`;
  *   - it holds `maxGroupBytes` or `maxGroupRecords` (then at once, without waiting for the tick).
- * While a flush is in flight the next group still forms; a group over `maxGroupBytes` is committed
- * (written to the file) at once so the write buffer stays bounded, and flushed when the disk is free.
+ * While a flush is in flight the next group still forms and is committed (written to the file with
+ * one write) at the end of each tick, as BookKeeper's journal writes while its ForceWriteThread
+ * syncs: when the fdatasync returns, the next one starts without a write in front of it. A group
+ * over `maxGroupBytes` is committed at once, so the write buffer stays bounded. The fdatasync in
+ * flight covers only what was committed before it started (LogFlusher takes the total then).
  */
 import type { LogConfig } from '../config.js';
 import { LogtoolError } from '../errors.js';
+import { BlockingFsyncGate } from './blocking-fsync.js';
 import { SyncWaiters, type AckStatus } from './sync-waiters.js';
 
 export type { AckStatus } from './sync-waiters.js';
@@ -41,6 +47,8 @@ export interface FlushTarget {
   committedBytes(): number;
   /** Makes everything committed durable: sealed segments (log, then indexes), the active log, the directory. */
   flushCommitted(): Promise<FlushOutcome>;
+  /** flushCommitted's common case with a blocking fdatasync; undefined (nothing done) when it needs more. */
+  flushCommittedBlocking?(): FlushOutcome | undefined;
   /**
    * The thorough part of a flush, after flushCommitted: the active segment's indexes, then the
    * recovery-point checkpoint. Returns the fsyncs it issued. Asynchronous: it runs inside flushes
@@ -87,6 +95,7 @@ export class FlushPipeline {
   private readonly target: FlushTarget;
   private readonly config: LogConfig;
   private readonly waiters: SyncWaiters;
+  private readonly blocking: BlockingFsyncGate;
   /** Bytes / records of sync appends accepted since the last flush started. */
   private groupBytes = 0;
   private groupRecords = 0;
@@ -102,6 +111,8 @@ export class FlushPipeline {
   /** Flush requested by a non-sync path (ackBeforeSync, async thresholds, roll, interval). */
   private wantFlush = false;
   private flushedBytes = 0;
+  /** Committed total when the latest flush started: what it makes durable if it succeeds. */
+  private flushingBytes = 0;
   private dirtyBytes = 0;
   private dirtyRecords = 0;
   private closed = false;
@@ -114,6 +125,7 @@ export class FlushPipeline {
     this.config = config;
     this.flushedBytes = target.committedBytes();
     this.waiters = new SyncWaiters(config.syncTimeoutMs, this.stats);
+    this.blocking = new BlockingFsyncGate(config.syncBlockingFsyncMaxMs, config.syncTimeoutMs);
     this.commitTimer = setInterval(() => this.commitNow(), Math.max(1, config.commitIntervalMs));
     this.commitTimer.unref();
     if (tuning.ownerSchedules) return;
@@ -141,7 +153,8 @@ export class FlushPipeline {
    * running), so the append path may write it before waiting instead of buffering a copy.
    */
   flushesAtOnce(): boolean {
-    return this.config.flushWhenQueueEmpty && this.loneWriter && this.pending === 0 && !this.busy && !this.closed && !this.failed;
+    const c = this.config;
+    return c.flushWhenQueueEmpty && this.loneWriter && this.pending === 0 && !this.busy && !this.blocking.acknowledging && !this.closed && !this.failed;
   }
 
   /**
@@ -152,9 +165,42 @@ export class FlushPipeline {
    */
   waitForFlush<T>(target: number, bytes: number, records: number, make: (status: AckStatus) => T): Promise<T> {
     if (this.closed) return Promise.reject(new LogtoolError('closed', 'log is closed'));
+    // Another append before a blocking flush's acknowledgement: the producer is not alone.
+    if (this.blocking.acknowledging) this.loneWriter = false;
+    else if (this.blocking.open && this.flushesAtOnce() && target <= this.target.committedBytes()) {
+      const acked = this.flushBlocking(make);
+      if (acked) return acked;
+    }
     this.groupBytes += bytes;
     this.groupRecords += records;
     return this.waiters.add(target, make, this.closeGroup);
+  }
+
+  /**
+   * A lone producer's committed append while recent fdatasyncs were fast: one blocking fdatasync
+   * on this thread, acknowledged at the next turn of the event loop (flush/blocking-fsync.ts) —
+   * `timed-out` if it took longer than syncTimeoutMs. Undefined when the flush needs more than
+   * the active log's fdatasync (a roll, a new file): the append then waits as any other.
+   */
+  private flushBlocking<T>(make: (status: AckStatus) => T): Promise<T> | undefined {
+    const startedMs = performance.now();
+    let out: FlushOutcome | undefined;
+    try {
+      out = this.target.flushCommittedBlocking?.();
+    } catch (err) {
+      this.fail(err);
+      return Promise.reject(err);
+    }
+    if (!out) return undefined;
+    const tookMs = performance.now() - startedMs;
+    this.blocking.noteFsyncMs(tookMs);
+    this.dirtyBytes = 0;
+    this.dirtyRecords = 0;
+    this.noteFlushed(out);
+    this.countGroup(1);
+    if (tookMs <= this.config.syncTimeoutMs) return this.blocking.acknowledge(make('flushed'));
+    this.stats.timedOut++;
+    return this.blocking.acknowledge(make('timed-out'));
   }
 
   /** maybeCloseGroup once an append joined the group (a failed commit rejects that append). */
@@ -219,15 +265,32 @@ export class FlushPipeline {
     if (c.bytes > 0) this.stats.commits++;
   }
 
-  /** Runs a flush at the end of this tick (when no more synchronous work is queued). */
+  /**
+   * Runs a flush at the end of this tick (when no more synchronous work is queued) — or, while one
+   * is in flight, writes the group formed so far, so the next flush only has to fdatasync it.
+   */
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.runFlush();
-    });
+    setImmediate(this.endOfTick);
   }
+
+  private readonly endOfTick = (): void => {
+    this.scheduled = false;
+    if (!this.busy) {
+      void this.runFlush();
+      return;
+    }
+    if (this.pending === 0 || this.closed || this.failed) return;
+    try {
+      this.commitForGroup();
+    } catch (err) {
+      // The log is failed; the appends of this group learn why, the flush in flight may still succeed.
+      this.failed = true;
+      this.target.onBackgroundError(err);
+      this.waiters.rejectAbove(this.flushingBytes, err);
+    }
+  };
 
   /** Starts a group / background flush unless one is running (then it follows that one). */
   private runFlush(): Promise<void> {
@@ -281,8 +344,11 @@ export class FlushPipeline {
     this.groupBytes = 0;
     this.groupRecords = 0;
     let flushing: Promise<FlushOutcome>;
+    let startedMs: number;
     try {
       if (commit || this.pending > 0) this.commitForGroup();
+      startedMs = performance.now();
+      this.flushingBytes = this.target.committedBytes();
       flushing = this.target.flushCommitted();
     } catch (err) {
       this.fail(err);
@@ -290,9 +356,8 @@ export class FlushPipeline {
     }
     return flushing.then(
       (out) => {
-        this.stats.flushes++;
-        this.stats.fsyncs += out.fsyncs;
-        if (out.bytes > this.flushedBytes) this.flushedBytes = out.bytes;
+        if (out.fsyncs > 0) this.blocking.noteFsyncMs((performance.now() - startedMs) / out.fsyncs);
+        this.noteFlushed(out);
         return thorough ? this.thoroughPart() : undefined;
       },
       (err: unknown) => {
@@ -300,6 +365,13 @@ export class FlushPipeline {
         throw err;
       },
     );
+  }
+
+  /** Counts a flushCommitted that ended and advances the durable position. */
+  private noteFlushed(out: FlushOutcome): void {
+    this.stats.flushes++;
+    this.stats.fsyncs += out.fsyncs;
+    if (out.bytes > this.flushedBytes) this.flushedBytes = out.bytes;
   }
 
   /** After a thorough flush's flushCommitted: acknowledge, then the indexes and the checkpoint. */
@@ -328,10 +400,15 @@ export class FlushPipeline {
   private settle(): void {
     const settled = this.waiters.settle(this.flushedBytes);
     if (settled === 0) return;
-    this.stats.groups++;
-    this.stats.groupedAppends += settled;
-    if (settled > this.stats.largestGroup) this.stats.largestGroup = settled;
+    this.countGroup(settled);
     this.loneWriter = settled === 1 && this.pending === 0;
+  }
+
+  /** A group of `appends` sync appends was acknowledged. */
+  private countGroup(appends: number): void {
+    this.stats.groups++;
+    this.stats.groupedAppends += appends;
+    if (appends > this.stats.largestGroup) this.stats.largestGroup = appends;
   }
 
   /** Background flusher (flush.ms): committed data is never left unflushed for longer than this. */

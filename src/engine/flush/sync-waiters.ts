@@ -15,8 +15,15 @@ interface Waiter {
   /** Written-byte total this append needs flushed. */
   target: number;
   deadlineMs: number;
-  resolve(status: AckStatus): void;
+  /** What the append resolves with, made from its status (no closure per waiter joining the two). */
+  make(status: AckStatus): unknown;
+  resolve(value: unknown): void;
   reject(err: unknown): void;
+}
+
+/** Resolves a waiter with its status. */
+function resolveWith(waiter: Waiter, status: AckStatus): void {
+  waiter.resolve(waiter.make(status));
 }
 
 export class SyncWaiters {
@@ -52,7 +59,7 @@ export class SyncWaiters {
   add<T>(target: number, make: (status: AckStatus) => T, queued: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const deadlineMs = Date.now() + this.timeoutMs;
-      this.waiters.push({ target, deadlineMs, resolve: (s) => resolve(make(s)), reject });
+      this.waiters.push({ target, deadlineMs, make, resolve: resolve as (value: unknown) => void, reject });
       this.arm(deadlineMs);
       queued();
     });
@@ -62,7 +69,7 @@ export class SyncWaiters {
   settle(flushedBytes: number): number {
     const w = this.waiters;
     const from = this.head;
-    while (this.head < w.length && w[this.head]!.target <= flushedBytes) w[this.head++]!.resolve('flushed');
+    while (this.head < w.length && w[this.head]!.target <= flushedBytes) resolveWith(w[this.head++]!, 'flushed');
     const n = this.head - from;
     if (n > 0) this.compact();
     return n;
@@ -78,15 +85,28 @@ export class SyncWaiters {
     this.compact();
   }
 
+  /**
+   * Rejects with err the waiters needing more than `bytes` (a failed write of their group), and
+   * leaves those within it waiting for the flush in flight, which may still make them durable.
+   */
+  rejectAbove(bytes: number, err: unknown): void {
+    const w = this.waiters;
+    let from = w.length;
+    while (from > this.head && w[from - 1]!.target > bytes) from--;
+    const rejected = w.splice(from);
+    for (const waiter of rejected) waiter.reject(err);
+    this.compact();
+  }
+
   /** Close: the waiters within flushedBytes resolve flushed, the others timed-out (their fate is unknown). */
   closeAll(flushedBytes: number): void {
     const w = this.waiters;
     for (let i = this.head; i < w.length; i++) {
       const waiter = w[i]!;
-      if (waiter.target <= flushedBytes) waiter.resolve('flushed');
+      if (waiter.target <= flushedBytes) resolveWith(waiter, 'flushed');
       else {
         this.stats.timedOut++;
-        waiter.resolve('timed-out');
+        resolveWith(waiter, 'timed-out');
       }
     }
     this.waiters = [];
@@ -115,7 +135,7 @@ export class SyncWaiters {
     // The bytes stay in the pipeline and ride the next flush; only their callers stop waiting.
     while (this.head < w.length && w[this.head]!.deadlineMs <= now) {
       this.stats.timedOut++;
-      w[this.head++]!.resolve('timed-out');
+      resolveWith(w[this.head++]!, 'timed-out');
     }
     this.compact();
     if (this.pending > 0) this.arm(w[this.head]!.deadlineMs);

@@ -7,9 +7,14 @@ import { entryBytes, type LogEntry } from '../segment/file-records.js';
 import { decodeRecords, RecordDecoder, type DecodeOptions, type LogRecord } from './record-batch.js';
 import { decodeLegacyEntry } from './legacy.js';
 
-export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): LogRecord[] {
-  const o = { ...opts, filePosition: opts.filePosition ?? entry.position };
+/** The entry's whole bytes, and the decode options naming its position. */
+function entryInput(entry: LogEntry, opts: DecodeOptions): { buf: Buffer; pos: number; o: DecodeOptions } {
   const { buf, pos } = entryBytes(entry);
+  return { buf, pos, o: { ...opts, filePosition: opts.filePosition ?? entry.position } };
+}
+
+export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): LogRecord[] {
+  const { buf, pos, o } = entryInput(entry, opts);
   if (entry.header) return decodeRecords(buf, pos, entry.header, o);
   return decodeLegacyEntry(buf, pos, entry.size, o);
 }
@@ -26,12 +31,21 @@ export interface RecordSource {
  * a generator: a sequential read calls it once per record.
  */
 export function entryRecordSource(entry: LogEntry, opts: DecodeOptions = {}): RecordSource {
-  const o = { ...opts, filePosition: opts.filePosition ?? entry.position };
-  const { buf, pos } = entryBytes(entry);
+  const { buf, pos, o } = entryInput(entry, opts);
   if (entry.header) return new RecordDecoder(buf, pos, entry.header, o);
   const records = decodeLegacyEntry(buf, pos, entry.size, o);
   let i = 0;
   return { next: () => records[i++] };
+}
+
+/**
+ * How many records an entry holds, every one checked as a read would (the same errors), none
+ * built: a v2 batch is validated without a record object or view per record.
+ */
+export function entryRecordCount(entry: LogEntry, opts: DecodeOptions = {}): number {
+  const { buf, pos, o } = entryInput(entry, opts);
+  if (entry.header) return new RecordDecoder(buf, pos, entry.header, o).checkRest();
+  return decodeLegacyEntry(buf, pos, entry.size, o).length;
 }
 
 /** entryRecordSource as an iterable. */

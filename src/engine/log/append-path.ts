@@ -143,10 +143,11 @@ export class AppendPath {
     // Encoded into reused scratch space: a batch committed before append returns (async,
     // ackBeforeSync, large sync batches) needs no allocation and is still in the CPU cache for
     // write(2); accept() copies a batch out of it when it has to keep it.
-    // Buffered batches are encoded one after another into the write-buffer arena, which the
-    // committer writes with one write(2) per contiguous run, without joining copies.
+    // Buffered batches, and sync ones that wait for their group, are encoded one after another
+    // into the write-buffer arena, which the committer writes with one write(2) per contiguous run,
+    // without a copy per append nor a joining copy per group.
     const mode = options.flushMode ?? this.host.config.flushMode;
-    const scratch = mode !== 'buffered';
+    const scratch = mode !== 'buffered' && !(mode === 'sync' && !options.ackBeforeSync && !this.pipeline.flushesAtOnce());
     if (scratch) encodeOpts.into = this.encodeScratch;
     else {
       this.arena ??= Buffer.allocUnsafeSlow(Math.min(MAX_ARENA_BYTES, Math.max(65536, this.host.config.commitBytes + 65536)));

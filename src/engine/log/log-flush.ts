@@ -82,6 +82,21 @@ export class LogFlusher {
   }
 
   /**
+   * flushCommitted's common case done with a blocking fdatasync of the active `.log` on this thread
+   * (a lone sync producer on a fast disk; flush/blocking-fsync.ts): only when no segment was sealed
+   * and no file created since the last flush, no flush is in flight, and there is something to
+   * flush. Returns undefined, having done nothing, otherwise.
+   */
+  flushActiveBlocking(): FlushOutcome | undefined {
+    if (this.inFlight || this.sealedUnflushed.length > 0 || this.dirDirty) return undefined;
+    const { bytes: total, offset } = this.host.committed();
+    const active = this.host.segments.active;
+    if (total <= this.flushedTotal || active.size === 0) return undefined;
+    active.flushLog();
+    return this.flushedUpTo(total, { offset, segment: active.baseOffset, position: active.size }, 1);
+  }
+
+  /**
    * Segments that left the log (retention, delete-records, a swap): no later flush syncs them, and
    * they are closed once a flush in progress — which may have an fdatasync of theirs queued — has
    * ended, never under it. Closed at once when no flush runs (a failure throws, as a removal's

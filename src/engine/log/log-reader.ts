@@ -7,10 +7,12 @@ import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords, entryRecordSource, entryRecords } from '../format/entry-records.js';
+import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
+import { RecordIterator } from './record-iterator.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
+import { readGuessedBatch } from '../segment/segment-lookup.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
-import { controlTypeOf, exactMaxTimestamp, isControl, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
+import { controlTypeOf, exactMaxTimestamp, readTimestamp, type LogRecord, type Timestamp } from '../format/record-batch.js';
 
 export interface ReadOptions {
   /** First offset to return (default: the log start offset). */
@@ -39,6 +41,11 @@ export interface BatchReadOptions {
   maxBatches?: number;
   /** Verify each batch's CRC (reported, not fatal). */
   verifyCrc?: boolean;
+  /**
+   * Read through one buffer: a batch (its entry's bytes, and anything decoded from them) is valid
+   * only until the next one is requested. For walks that keep nothing of a batch; off by default.
+   */
+  reuseBuffer?: boolean;
 }
 
 export interface EntryWithSegment {
@@ -85,29 +92,40 @@ export class LogReader {
    * `start`, the scan begins at the offset index's floor entry and passes over the batches below
    * `start` by their headers (Kafka's translateOffset): only the batches returned are read whole
    * and checked. An index entry that leads to no batch boundary is distrusted: the segment is then
-   * searched from its start; a segment without an entry reaching `start` is passed over.
+   * searched from its start; a segment without an entry reaching `start` is passed over. A checked
+   * read first tries the batch where the index says it starts, in one read (readGuessedBatch).
    */
-  *entries(start: number, verifyCrc = false): Generator<EntryWithSegment> {
+  *entries(start: number, verifyCrc = false, reuseBuffer = false): Generator<EntryWithSegment> {
     const segs = this.log.segments;
     let idx = 0;
     for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= start) idx = i;
     for (let i = idx; i < segs.length; i++) {
       const seg = segs[i]!;
-      const seek = i === idx && start > seg.baseOffset;
+      let seek = i === idx && start > seg.baseOffset;
       let from = 0;
       let skipReadEnd: number | undefined;
+      // A lookup's batch read in one go where the index tells where it lies (CRC-checked reads only).
+      let guessed: LogEntry | undefined;
       if (seek) {
         const span = seg.offsetIndex.lookupSpan(start);
-        const floor = span.floor.position;
-        // An index entry past the end of the log (stale index) must not be trusted.
-        from = floor >= 0 && floor <= seg.size ? floor : 0;
-        // Where the batch holding `start` ends at the latest: read up to there in one go (at most a chunk).
-        const end = span.endPosition ?? seg.size;
-        if (end > from && end <= seg.size) skipReadEnd = end;
+        guessed = verifyCrc ? readGuessedBatch(seg, start, span) : undefined;
+        if (guessed) {
+          yield { segment: seg, entry: guessed };
+          // The batches after it, if asked for: a scan from it, checked as usual (it is not yielded again).
+          from = guessed.position;
+          seek = false;
+        } else {
+          const floor = span.floor.position;
+          // An index entry past the end of the log (stale index) must not be trusted.
+          from = floor >= 0 && floor <= seg.size ? floor : 0;
+          // Where the batch holding `start` ends at the latest: read up to there in one go (at most a chunk).
+          const end = span.endPosition ?? seg.size;
+          if (end > from && end <= seg.size) skipReadEnd = end;
+        }
       }
       for (;;) {
-        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd });
-        for (const entry of scanner.entries()) yield { segment: seg, entry };
+        const scanner = seg.scanner({ startPosition: from, verifyCrc, validateOffsets: true, skipBelowOffset: seek ? start : undefined, skipReadEnd, reuseBuffer });
+        for (const entry of scanner.entries()) if (entry.position !== guessed?.position) yield { segment: seg, entry };
         if (scanner.end.kind === 'end') break;
         if (seek && !scanner.reachedOffset) {
           if (scanner.end.kind === 'corrupt' && from > 0) {
@@ -123,39 +141,29 @@ export class LogReader {
     }
   }
 
-  *records(options: ReadOptions = {}): Generator<LogRecord> {
-    const start = this.startOffset(options);
-    if (start === undefined || this.log.segments.length === 0) return;
-    let remaining = options.maxRecords ?? Infinity;
-    let end = options.toOffset ?? Infinity;
-    let committed: ReadCommittedFilter | undefined;
-    if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
-      const view = options.committedView ?? committedView(this.log, start);
-      end = Math.min(end, view.upperBound);
-      committed = new ReadCommittedFilter(view.aborted);
-    }
-    if (remaining <= 0 || start >= end) return;
-    for (const { segment, entry } of this.entries(start, true)) {
-      if (entry.lastOffset < start) continue;
-      if (committed) {
-        if (entry.header && entry.header.baseOffset >= end) return;
-        if (committed.skip(entry)) continue;
-      } else if (entry.header && isControl(entry.header) && !options.includeControl) continue;
-      const source = entryRecordSource(entry, { file: segment.logPath, maxDecompressedBytes: options.maxDecompressedBytes, fromOffset: start });
-      for (let r = source.next(); r !== undefined; r = source.next()) {
-        if (r.offset < start) continue;
-        if (r.offset >= end) return;
-        yield r;
-        if (--remaining <= 0) return;
+  /** The records of a read (see RecordIterator): nothing is looked up before the first `next()`. */
+  records(options: ReadOptions = {}): Generator<LogRecord> {
+    return new RecordIterator(() => {
+      const start = this.startOffset(options);
+      if (start === undefined || this.log.segments.length === 0) return undefined;
+      const remaining = options.maxRecords ?? Infinity;
+      let end = options.toOffset ?? Infinity;
+      let committed: ReadCommittedFilter | undefined;
+      if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
+        const view = options.committedView ?? committedView(this.log, start);
+        end = Math.min(end, view.upperBound);
+        committed = new ReadCommittedFilter(view.aborted);
       }
-    }
+      if (remaining <= 0 || start >= end) return undefined;
+      return { start, end, remaining, committed, includeControl: options.includeControl === true, maxDecompressedBytes: options.maxDecompressedBytes, entries: this.entries(start, true) };
+    });
   }
 
   *batches(options: BatchReadOptions = {}): Generator<EntryWithSegment & { crcValid: boolean | undefined }> {
     const start = options.fromOffset ?? this.log.logStartOffset;
     if (start < this.log.logStartOffset) throw belowLogStart(start, this.log);
     let remaining = options.maxBatches ?? Infinity;
-    for (const e of this.entries(start, false)) {
+    for (const e of this.entries(start, false, options.reuseBuffer)) {
       if (e.entry.lastOffset < start) continue;
       let crcValid: boolean | undefined;
       if (options.verifyCrc !== false) crcValid = entryCrcValid(e.entry);

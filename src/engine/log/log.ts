@@ -30,8 +30,8 @@ import { segmentChangesOf, type SegmentChanges } from './segment-changes.js';
 import { readOnlyOpenAttempts, untilStable, untilStableSync } from './open-stable.js';
 // Retention and compaction
 import type { CleanReport, CleanerOptions } from '../cleaner/cleaner.js';
-import type { RemovedFile, StepHook } from '../cleaner/swap.js';
-import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
+import type { RemovedFile } from '../cleaner/swap.js';
+import type { ReplaceSegmentsOptions, RetentionOptions, RetentionReport } from '../cleaner/types.js';
 import { compactionSchedule, type CompactionSchedule } from '../cleaner/schedule.js';
 import { LogMaintenance, type CompactionRound } from './log-maintenance.js';
 import type { LogPositions, LogWarning, SegmentInfo } from './log-types.js';
@@ -329,7 +329,7 @@ export class Log {
    * Swaps the `.cleaned` segment at `base` in for `old` by Kafka's crash-safe protocol
    * (cleaner/swap.ts) and updates the segment list. Returns the files that left the log.
    */
-  replaceSegments(base: number, old: LogSegment[], opts: { keepRemovedDir?: string; deleteDelayMs?: number; onStep?: StepHook } = {}): RemovedFile[] {
+  replaceSegments(base: number, old: LogSegment[], opts: ReplaceSegmentsOptions = {}): RemovedFile[] {
     this.ensureWritable();
     return this.changes.replaceSegments(base, old, opts);
   }

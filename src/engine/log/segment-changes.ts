@@ -12,9 +12,9 @@ import { InvalidArgumentError, LogtoolError } from '../errors.js';
 import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment, segmentFileName } from '../segment/segment.js';
 import { planRetention, retireSegmentFiles, segmentView, type RetentionPlan, type RetentionRules } from '../cleaner/retention.js';
-import { DELETED_SUFFIX, swapSegments, type RemovedFile, type StepHook } from '../cleaner/swap.js';
+import { DELETED_SUFFIX, swapSegments, type RemovedFile } from '../cleaner/swap.js';
 import { beginChange, endChange } from '../cleaner/generation.js';
-import type { RetentionOptions, RetentionReport } from '../cleaner/types.js';
+import type { ReplaceSegmentsOptions, RetentionOptions, RetentionReport } from '../cleaner/types.js';
 import { followLogEnds } from '../partition-state/log-ends.js';
 import type { LogSegments } from './log-segments.js';
 import type { LogFlusher } from './log-flush.js';
@@ -176,7 +176,7 @@ export class SegmentChanges {
    * Swaps the `.cleaned` segment at `base` in for `old` by Kafka's crash-safe protocol
    * (cleaner/swap.ts) and updates the segment list. Returns the files that left the log.
    */
-  replaceSegments(base: number, old: LogSegment[], opts: { keepRemovedDir?: string; deleteDelayMs?: number; onStep?: StepHook }): RemovedFile[] {
+  replaceSegments(base: number, old: LogSegment[], opts: ReplaceSegmentsOptions): RemovedFile[] {
     const { io, dir, config } = this.host;
     const delay = opts.deleteDelayMs ?? 0;
     const token = beginChange(io, dir);
@@ -188,7 +188,8 @@ export class SegmentChanges {
         newBases: [base],
         old: old.map((s) => ({ baseOffset: s.baseOffset, files: s.files() })),
         keepDir: opts.keepRemovedDir,
-        deleteNow: delay <= 0,
+        // deferRemoval: the caller removes the `.deleted` files itself (cleaner/swap.ts removeDeletedFiles).
+        deleteNow: delay <= 0 && !opts.deferRemoval,
         hook: opts.onStep,
       });
       for (const s of old) s.retire(DELETED_SUFFIX);

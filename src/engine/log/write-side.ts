@@ -72,6 +72,7 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
         bufferedBytes: () => appender.writeBufferBytes,
         committedBytes: () => appender.committedTotal,
         flushCommitted: () => flusher.flushCommitted(),
+        flushCommittedBlocking: () => flusher.flushActiveBlocking(),
         thoroughFlush: () => flusher.thoroughFlush(),
         onBackgroundError: (e) => appender.fail(e),
       },

@@ -55,7 +55,7 @@ export function replayBatches(state: ProducerStateManager, segments: readonly Lo
     if (seg.baseOffset >= upTo) break;
     const start = fromOffset > seg.baseOffset ? seg.translateOffset(fromOffset) : undefined;
     if (fromOffset > seg.baseOffset && !start) continue; // nothing in it reaches fromOffset
-    const scanner = seg.scanner({ startPosition: start?.position ?? 0, headersOnly: true });
+    const scanner = seg.scanner({ startPosition: start?.position ?? 0, headersOnly: true, reuseBuffer: true }); // keeps nothing of an entry
     for (const entry of scanner.entries()) {
       if (entry.lastOffset >= upTo) return batches;
       if (!entry.header || entry.lastOffset < fromOffset) continue;

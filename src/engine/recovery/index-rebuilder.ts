@@ -50,7 +50,7 @@ export interface IndexScanOptions {
   indexIntervalBytes: number;
   /** Called with the bytes scanned so far, at most every PROGRESS_STEP_BYTES. */
   onProgress?: (bytesDone: number) => void;
-  /** Called with every valid entry, in order, while the scan holds it (recovery feeds the producer state: one pass). */
+  /** Called with every valid entry, in order, while the scan holds it (recovery feeds the producer state: one pass); the entry's buffer may be reused after the call. */
   onEntry?: (entry: LogEntry) => void;
 }
 
@@ -319,7 +319,7 @@ function scanSegment(io: FileIO, logPath: string, baseOffset: number, opts: Rebu
   const fd = io.open(logPath, 'r');
   try {
     const size = io.fstat(fd).size;
-    const scanner = new EntryScanner({ io, path: logPath, fd, endPosition: size, verifyCrc: true, segmentBaseOffset: baseOffset });
+    const scanner = new EntryScanner({ io, path: logPath, fd, endPosition: size, verifyCrc: true, segmentBaseOffset: baseOffset, reuseBuffer: true });
     return scanAndIndex(scanner, size, { baseOffset, indexIntervalBytes: opts.indexIntervalBytes, onProgress: opts.onProgress }, sink);
   } finally {
     io.close(fd);

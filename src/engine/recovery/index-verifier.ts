@@ -64,7 +64,7 @@ class EntryWalker {
   }
 
   private scanner(startPosition = 0): EntryScanner {
-    return this.seg.scanner({ startPosition, headersOnly: true });
+    return this.seg.scanner({ startPosition, headersOnly: true, reuseBuffer: true });
   }
 
   private restart(): void {

@@ -43,7 +43,7 @@ export function recoverSegments(ctx: LoadContext, segments: LogSegment[], tasks:
     const sizeBefore = seg.size;
     const onProgress = opts.onProgress ? (done: number) => opts.onProgress!({ file: seg.logPath, bytesDone: bytesBefore + done, bytesTotal }) : undefined;
     const r: SegmentScan = ctx.dryRun
-      ? scanAndIndex(seg.scanner({ verifyCrc: true, validateOffsets: true }), seg.size, { baseOffset: seg.baseOffset, indexIntervalBytes: opts.config.indexIntervalBytes, onProgress }, countingSink)
+      ? scanAndIndex(seg.scanner({ verifyCrc: true, validateOffsets: true, reuseBuffer: true }), seg.size, { baseOffset: seg.baseOffset, indexIntervalBytes: opts.config.indexIntervalBytes, onProgress }, countingSink)
       : seg.recover({ truncate: false, onProgress, onEntry: txnIndexes.feeder(seg) });
     // The recovery point and the clean-shutdown marker will move past this segment (at the next
     // thorough flush or close): its rebuilt indexes must be on disk first. Their renames become

@@ -33,7 +33,8 @@ import { ScanWindow, type FileSource } from './scan-window.js';
  * One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)` (only its header when not
  * `complete`: see entryBytes). The scanner never writes to a buffer again once it yielded an entry
  * from it, so the entry's bytes, and the keys and values decoded from them as views, stay valid
- * for as long as they are held (holding one keeps its whole buffer, up to chunkBytes, alive).
+ * for as long as they are held (holding one keeps its whole buffer, up to chunkBytes, alive) —
+ * except in a scan with `reuseBuffer`, where they are valid until the next entry is requested.
  */
 export interface LogEntry {
   /** Byte position of the entry in the file. */
@@ -109,6 +110,13 @@ export interface ScanOptions {
   headersOnly?: boolean;
   /** Or the file to read through (a segment's descriptor-cache handle; its size is endPosition, which is then required). */
   file?: FileSource;
+  /**
+   * One read buffer for the whole scan: an entry, and anything decoded from its bytes, is valid only
+   * until the next one is requested (the buffer is refilled in place). For the engine's own walks
+   * that keep nothing of an entry (verify, recovery, index rebuilds): no fresh chunk per read, no
+   * chunks awaiting garbage collection. Off by default: entries handed to callers stay valid.
+   */
+  reuseBuffer?: boolean;
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
@@ -247,7 +255,7 @@ export class EntryScanner {
         const entry = this.entryAt(w, position, size);
         if (entry === undefined || !this.followsInSegment(entry, prevLastOffset)) return;
         prevLastOffset = entry.lastOffset;
-        w.yielded = true;
+        if (!this.opts.reuseBuffer) w.yielded = true;
         yield entry;
         position += size;
       }

@@ -10,6 +10,17 @@ export interface OffsetPosition {
   position: number;
 }
 
+/**
+ * What a lookup needs of the index (lookupSpan): the floor entry, where the batches that may hold
+ * the offset end, and — a guess, to be checked against the batch's header — the file range
+ * [position, end) starting with the batch holding it.
+ */
+export interface OffsetSpan {
+  floor: OffsetPosition;
+  endPosition: number | undefined;
+  batch: { position: number; end: number } | undefined;
+}
+
 export const OFFSET_INDEX_ENTRY_BYTES = 8;
 /** Entries per block of lookup's cache (4 KiB), and the blocks kept per index (256 KiB at most). */
 const LOOKUP_BLOCK_ENTRIES = 512;
@@ -20,6 +31,9 @@ export class OffsetIndex extends AbstractIndex {
   private lastOffsetCache: number;
   /** lookup's cache: blocks of entries read, with how many of each were valid when read. */
   private readonly blocks = new Map<number, { buf: Buffer; valid: number }>();
+  /** How often lookupSpan's `batch` guess held the offset, and how often not. */
+  private batchGuessHits = 0;
+  private batchGuessMisses = 0;
 
   constructor(opts: IndexOpenOptions) {
     super(opts, OFFSET_INDEX_ENTRY_BYTES);
@@ -69,10 +83,26 @@ export class OffsetIndex extends AbstractIndex {
    * of the batch at its position, so `target` lies before the batch after the next entry's, whose
    * position this is (undefined when there is none: the segment's end). A lookup reads up to it.
    */
-  lookupSpan(target: number): { floor: OffsetPosition; endPosition: number | undefined } {
+  lookupSpan(target: number): OffsetSpan {
     const i = this.floorIndex(target, (k) => this.cachedOffset(k));
     const floor = i < 0 ? { offset: this.baseOffset, position: 0 } : this.cachedEntry(i);
-    return { floor, endPosition: i + 2 < this.entries ? this.cachedEntry(i + 2).position : undefined };
+    const endPosition = i + 2 < this.entries ? this.cachedEntry(i + 2).position : undefined;
+    // Kafka ≥ 2.0 keys an entry on the last offset of the batch at its position: the batch holding
+    // `target` is the floor entry's when it ends there, else the next entry's unless smaller
+    // batches lie between (then this guess misses). Guessed only while it hits at least as often
+    // as it misses: an index keyed on first offsets (Kafka < 2.0) or small batches stop it soon.
+    let batch: OffsetSpan['batch'];
+    if (i >= 0 && this.batchGuessMisses <= this.batchGuessHits) {
+      const at = floor.offset === target ? i : i + 1;
+      if (at + 1 < this.entries) batch = { position: at === i ? floor.position : this.cachedEntry(at).position, end: this.cachedEntry(at + 1).position };
+    }
+    return { floor, endPosition, batch };
+  }
+
+  /** Whether lookupSpan's `batch` was the batch holding the offset (it stops guessing after more misses than hits). */
+  batchGuessed(hit: boolean): void {
+    if (hit) this.batchGuessHits++;
+    else this.batchGuessMisses++;
   }
 
   /** The cached block holding entry k (read, or read again for entries added since it was read). */

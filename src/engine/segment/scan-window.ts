@@ -2,7 +2,8 @@
  * The bounded read buffer of a `.log` scan (file-records.ts), the part of Kafka's
  * FileLogInputStream that reads a file by position: a window of the file's bytes that refills
  * by chunks and never overwrites bytes that entries (and the record views decoded from them) were
- * handed out from.
+ * handed out from — unless the scan reuses its buffer (ScanOptions.reuseBuffer: `yielded` stays
+ * false, so a refill reads into the same buffer).
  */
 import { HEADER_PROBE_BYTES } from '../format/record-batch.js';
 

@@ -4,10 +4,10 @@
  * that points outside the log, or not at a batch boundary (a stale or damaged index), is not
  * trusted: the scan then starts at the segment's beginning.
  */
-import type { EntryScanner, LogEntry, ScanEnd } from './file-records.js';
-import type { OffsetIndex } from './offset-index.js';
+import { DEFAULT_CHUNK_BYTES, entryCrcValid, type EntryScanner, type FileSource, type LogEntry, type ScanEnd } from './file-records.js';
+import type { OffsetIndex, OffsetSpan } from './offset-index.js';
 import type { TimeIndex } from './time-index.js';
-import type { LogRecord } from '../format/record-batch.js';
+import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, readBatchHeader, type LogRecord } from '../format/record-batch.js';
 import { entryRecords } from '../format/entry-records.js';
 
 /** What the lookups need of a segment (LogSegment). */
@@ -18,7 +18,52 @@ export interface ScannableSegment {
   readonly size: number;
   readonly offsetIndex: OffsetIndex;
   readonly timeIndex: TimeIndex;
+  /** The `.log`, read by position. */
+  readonly file: FileSource;
   scanner(opts: { startPosition?: number; verifyCrc?: boolean }): EntryScanner;
+}
+
+/**
+ * The batch holding `target` in one read of the range the offset index guessed for it
+ * (OffsetSpan.batch): a CRC-checked v2 batch starting there whose offsets, within the segment's,
+ * reach `target`. Undefined when the guess does not hold (then the caller scans from the floor
+ * entry, which also reports any damage found): a guess is never trusted beyond those checks.
+ */
+export function readGuessedBatch(seg: ScannableSegment, target: number, span: OffsetSpan): LogEntry | undefined {
+  const guess = span.batch;
+  if (guess === undefined) return undefined;
+  const bytes = guess.end - guess.position;
+  // A damaged entry may point anywhere: read only a sane range inside the segment (at most a chunk).
+  if (!(guess.position >= 0 && guess.end <= seg.size && bytes >= RECORD_BATCH_OVERHEAD && bytes <= DEFAULT_CHUNK_BYTES)) return undefined;
+  const buf = Buffer.allocUnsafe(bytes);
+  const entry = seg.file.read(buf, 0, bytes, guess.position) === bytes ? batchHolding(buf, guess.position, seg, target) : undefined;
+  seg.offsetIndex.batchGuessed(entry !== undefined);
+  return entry;
+}
+
+/** The v2 batch at buf[0] as a scanned entry, if it lies whole in buf, passes its CRC and its offsets reach `target`. */
+function batchHolding(buf: Buffer, position: number, seg: ScannableSegment, target: number): LogEntry | undefined {
+  const size = buf.readInt32BE(8) + LOG_OVERHEAD;
+  if (buf[16] !== 2 || size < RECORD_BATCH_OVERHEAD || size > buf.length) return undefined;
+  const header = readBatchHeader(buf, 0);
+  const lastOffset = header.baseOffset + header.lastOffsetDelta;
+  if (header.lastOffsetDelta < 0 || header.recordsCount < 0 || header.baseOffset > target || lastOffset < target) return undefined;
+  if (header.baseOffset < seg.baseOffset || lastOffset - seg.baseOffset > 0x7fffffff) return undefined;
+  const entry: LogEntry = {
+    position,
+    size,
+    magic: 2,
+    header,
+    baseOffset: header.baseOffset,
+    lastOffset,
+    maxTimestamp: header.maxTimestamp,
+    compression: header.attributes & 0x07,
+    buf,
+    bufPos: 0,
+    complete: true,
+    source: seg.file,
+  };
+  return entryCrcValid(entry) ? entry : undefined;
 }
 
 /**

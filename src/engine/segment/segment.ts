@@ -238,7 +238,7 @@ export class LogSegment {
     this.lastAppendedOffset = prev;
   }
 
-  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; skipReadEnd?: number; chunkBytes?: number; headersOnly?: boolean }): EntryScanner {
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; skipReadEnd?: number; chunkBytes?: number; headersOnly?: boolean; reuseBuffer?: boolean }): EntryScanner {
     return new EntryScanner({
       io: this.io,
       path: this.logPath,
@@ -252,6 +252,7 @@ export class LogSegment {
       skipReadEnd: opts.skipReadEnd,
       chunkBytes: opts.chunkBytes,
       headersOnly: opts.headersOnly,
+      reuseBuffer: opts.reuseBuffer,
     });
   }
 
@@ -278,7 +279,8 @@ export class LogSegment {
     // past this segment until a flush, so a crash redoes the recovery.
     const paths = { indexPath: this.indexPath, timeIndexPath: this.timeIndexPath };
     this.indexes.release();
-    const scanner = this.scanner({ verifyCrc: true, validateOffsets: true });
+    // Nothing keeps an entry of this walk (onEntry uses it while the scan holds it): one read buffer.
+    const scanner = this.scanner({ verifyCrc: true, validateOffsets: true, reuseBuffer: true });
     let r: ReturnType<typeof scanAndIndex>;
     try {
       r = writeIndexFiles(this.io, this.dir, this.baseOffset, paths, false, (sink) =>

@@ -15,6 +15,7 @@ import {
   lastOffsetOf,
   readBatchHeader,
   RECORD_BATCH_OVERHEAD,
+  RecordDecoder,
   timestampTypeOf,
   type BatchHeader,
   type RecordInput,
@@ -307,6 +308,30 @@ describe('corruption never escapes as anything but LogtoolError, never hangs', (
     );
     expect(runs).toBe(3000);
     expect(threw).toBeGreaterThan(runs / 4); // most corruptions are detected structurally
+  });
+
+  it('checkRest (verify --deep: every record checked, none built) counts and fails exactly as decoding does', () => {
+    const outcome = (f: () => number): string => {
+      try {
+        return `records ${f()}`;
+      } catch (e) {
+        if (!(e instanceof LogtoolError)) throw e;
+        return `${e.kind}: ${e.message}`;
+      }
+    };
+    let failed = 0;
+    fc.assert(
+      fc.property(fc.array(recordArb({ maxBytes: 40 }), { minLength: 1, maxLength: 8 }), fc.array(mutation, { minLength: 0, maxLength: 4 }), (records, muts) => {
+        const batch = encodeBatch(records, { baseOffset: 0, nowMs: T0 });
+        const bad = apply(batch, muts);
+        const h: BatchHeader = bad.length >= RECORD_BATCH_OVERHEAD ? readBatchHeader(bad, 0) : readBatchHeader(batch, 0);
+        const decoded = outcome(() => decodeRecords(bad, 0, h).length);
+        if (!decoded.startsWith('records')) failed++;
+        expect(outcome(() => new RecordDecoder(bad, 0, h).checkRest())).toBe(decoded);
+      }),
+      { numRuns: 2000, seed: 515151 },
+    );
+    expect(failed).toBeGreaterThan(100);
   });
 
   it('a batch truncated anywhere inside its records section is reported as corrupt', () => {

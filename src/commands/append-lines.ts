@@ -5,7 +5,7 @@
  * where BatchAppender's do for the same input — at --batch-records, before max.message.bytes, and
  * at the end of each input chunk — so the log is byte-identical to the one the record path writes.
  */
-import { LogtoolError, type ValueSlices } from '../api/format.js';
+import { LogtoolError, type FileIO, type ValueSlices } from '../api/format.js';
 
 /** Per-record overhead bound used to keep a batch under max.message.bytes. */
 export const RECORD_OVERHEAD_BOUND_BYTES = 21 + 10;
@@ -100,8 +100,8 @@ export async function appendLines(stream: AsyncIterable<Buffer | string>, source
         start = nl + 1;
       }
       if (start < buf.length) {
-        // A tail in the reused buffer is its next join's first part: Buffer.copy allows the overlap.
-        carry.push(buf.subarray(start));
+        // Copied: the chunk's buffer may be reused for the next read (stdinChunks).
+        carry.push(Buffer.from(buf.subarray(start)));
         carryBytes += buf.length - start;
       }
       if (carryBytes > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
@@ -125,4 +125,33 @@ function grow(slices: ValueSlices): void {
   ends.set(slices.ends);
   slices.starts = starts;
   slices.ends = ends;
+}
+
+/** What stdinChunks asks of one read: Node's own pipe reads are this size too. */
+const STDIN_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Stdin in chunks read into one reused buffer through the thread pool (the event loop stays free
+ * while a slow producer is quiet): no 64 KiB buffer per read, as process.stdin allocates, which
+ * left tens of MiB of dead chunks waiting for the GC once lines no longer made garbage of their
+ * own. A chunk is valid until the next is asked for (appendLines copies what it keeps). A regular
+ * file is read in the chunks process.stdin reads it in. A non-blocking stdin (EAGAIN: it was
+ * shared with a process that set O_NONBLOCK, or process.stdin was opened) is read through
+ * process.stdin from there on.
+ */
+export async function* stdinChunks(io: FileIO): AsyncGenerator<Buffer> {
+  const buf = Buffer.allocUnsafeSlow(STDIN_CHUNK_BYTES);
+  for (;;) {
+    let n: number;
+    try {
+      n = await io.readAsync!(0, buf, 0, buf.length, null);
+    } catch (e) {
+      if (((e as Error).cause as NodeJS.ErrnoException | undefined)?.code !== 'EAGAIN') throw e;
+      process.stdin.on('error', () => undefined); // surfaced by the iterator
+      yield* process.stdin as AsyncIterable<Buffer>;
+      return;
+    }
+    if (n === 0) return;
+    yield buf.subarray(0, n);
+  }
 }

@@ -3,6 +3,7 @@
  * appended as they arrive in batches of at most --batch-records. With --json, one line per batch
  * once it is acknowledged under the flush mode.
  */
+import { isatty } from 'node:tty';
 import { Command, Option } from 'commander';
 import type { Log } from '../api/log.js';
 import { LogTransaction } from '../inspect/transactions.js';
@@ -12,7 +13,7 @@ import { Output } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
 import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';
 import { parseNdjsonLine } from './append-ndjson.js';
-import { appendLines, inputError, tooLargeRecord, BATCH_OVERHEAD_BYTES, MAX_LINE_BYTES, RECORD_OVERHEAD_BOUND_BYTES, type SliceSink } from './append-lines.js';
+import { appendLines, stdinChunks, inputError, tooLargeRecord, BATCH_OVERHEAD_BYTES, MAX_LINE_BYTES, RECORD_OVERHEAD_BOUND_BYTES, type SliceSink } from './append-lines.js';
 import {
   addFlushOptions,
   addTopicConfigOptions,
@@ -90,7 +91,7 @@ Examples:
     const compression = opts.compression ? parseCompression(opts.compression) : undefined;
     const single = opts.value !== undefined || opts.key !== undefined || opts.header.length > 0;
     if (single && (opts.input || opts.lines)) throw new LogtoolError('usage', '--value/--key/--header append one record; do not combine them with --input or --lines');
-    if (!single && !opts.input && process.stdin.isTTY) {
+    if (!single && !opts.input && isatty(0)) {
       throw new LogtoolError('usage', 'nothing to append: give --value, or pipe NDJSON or --lines into stdin, or use --input FILE');
     }
     const target = checkAppendTarget(dir);
@@ -113,13 +114,15 @@ Examples:
         });
         if (await stdinHasData()) process.stderr.write('note: appended the one record given by --value; the data on stdin was not read (without --value/--key/--header, append reads stdin)\n');
       } else {
-        if (!opts.input) process.stdin.on('error', () => undefined); // surfaced by the iterator below
-        const source = opts.input ?? 'stdin';
-        progress = startProgress(`appending ${source} to ${dir}`, opts.progress !== false);
-        const stream = countingChunks(opts.input ? fileChunks(opts.input) : process.stdin, progress, inputBytes(opts.input));
         // Plain lines (no transaction, compression or int64 timestamp): value ranges of each input chunk, no record objects.
         const lineTimestamp = opts.timestamp === undefined || (typeof opts.timestamp === 'number' && Number.isSafeInteger(opts.timestamp)) ? opts.timestamp : null;
-        if (opts.lines && !txn && !compression && lineTimestamp !== null) await appendLines(stream, source, appender, lineTimestamp);
+        const plainLines = opts.lines && !txn && !compression && lineTimestamp !== null;
+        if (!opts.input && !plainLines) process.stdin.on('error', () => undefined); // surfaced by the iterator below
+        const source = opts.input ?? 'stdin';
+        progress = startProgress(`appending ${source} to ${dir}`, opts.progress !== false);
+        const chunks = opts.input ? fileChunks(opts.input) : plainLines ? stdinChunks(realIO) : process.stdin;
+        const stream = countingChunks(chunks, progress, inputBytes(opts.input));
+        if (plainLines) await appendLines(stream, source, appender, lineTimestamp);
         else await readLines(stream, source, (line, lineNo) => {
           // --lines: the line's bytes as they came (a view of the input chunk; the batch copies it).
           if (opts.lines) return appender.add({ key: null, value: line, timestamp: opts.timestamp });

@@ -52,6 +52,8 @@ export interface FileIO {
   datasync(fd: number): void;
   /** Asynchronous fdatasync for group commit. */
   datasyncAsync(fd: number): Promise<void>;
+  /** Asynchronous read (the thread pool); position null reads on from the descriptor's offset (a pipe: whatever is there, waiting for some). */
+  readAsync?(fd: number, buf: Buffer, offset: number, length: number, position: number | null): Promise<number>;
   rename(from: string, to: string): void;
   /** Hard link `to` → the file `from`; fails if `to` exists (callers copy when linking is refused: EXDEV, EPERM, ENOTSUP). */
   link(from: string, to: string): void;
@@ -168,6 +170,11 @@ export const nativeIO: Required<FileIO> = {
   datasyncAsync(fd) {
     return new Promise((resolve, reject) => {
       fs.fdatasync(fd, (err) => (err ? reject(ioError(err, pathOf(fd), 'fdatasync')) : resolve()));
+    });
+  },
+  readAsync(fd, buf, offset, length, position) {
+    return new Promise((resolve, reject) => {
+      fs.read(fd, buf, offset, length, position, (err, n) => (err ? reject(ioError(err, pathOf(fd), 'read')) : resolve(n)));
     });
   },
   rename(from, to) {
@@ -316,6 +323,7 @@ export const realIO: Required<FileIO> = {
   recordLock: (fd, mode) => (current.recordLock ? current.recordLock(fd, mode) : nativeIO.recordLock(fd, mode)),
   mkdtemp: (prefix) => (current.mkdtemp ? current.mkdtemp(prefix) : nativeIO.mkdtemp(prefix)),
   rmdir: (p) => (current.rmdir ? current.rmdir(p) : nativeIO.rmdir(p)),
+  readAsync: (fd, buf, offset, length, position) => (current.readAsync ? current.readAsync(fd, buf, offset, length, position) : nativeIO.readAsync(fd, buf, offset, length, position)),
 };
 
 /** Makes `io` the default layer until the returned function is called (tests only). */

@@ -3,11 +3,21 @@
  * and where batches end — the end of each input chunk, --batch-records, max.message.bytes — as
  * the record path (readLines + BatchAppender) ends them, so the log is byte-identical; lines over
  * chunks (joined in a reused buffer, also when one joined chunk's tail starts the next join), CRLF,
- * a last line without an ending, a line too large for any batch.
+ * a last line without an ending, a line too large for any batch; and stdin read into one reused
+ * buffer (stdinChunks) through the built CLI: a line written in pieces, and a non-blocking stdin.
  */
-import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendLines, type SliceSink } from '../../src/commands/append-lines.js';
 import type { ValueSlices } from '../../src/api/format.js';
+import { Log } from '../../src/api.js';
+import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
+import { cliPath, ensureBuilt } from '../helpers/build.js';
+
+beforeAll(ensureBuilt);
+afterAll(removeTempDirs);
 
 /** A sink keeping each batch's values as strings, read when given (the slices are reused). */
 function collect(batchRecords = 1000, maxBatchBytes = 1_000_000): SliceSink & { batches: string[][]; timestamps: (number | undefined)[] } {
@@ -79,5 +89,47 @@ describe('appendLines', () => {
     const sink = collect();
     await expect(appendLines(failing(), 'in.txt', sink, 1)).rejects.toThrow(/cannot read input: EIO/);
     expect(sink.batches).toEqual([['a']]);
+  });
+});
+
+/** Runs the CLI's `append --lines` (through `wrapper`, a command given the node command line, when given), writing `pieces` to its stdin with pauses between them. */
+async function appendInPieces(pieces: string[], wrapper: string[] = []): Promise<{ code: number | null; err: string; values: string[] }> {
+  const dir = path.join(makeTempDir('logtool-lines-'), 't-0');
+  const command = [...wrapper, process.execPath, cliPath, 'append', dir, '--lines', '--flush', 'async'];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'ignore', 'pipe'] });
+  let err = '';
+  child.stdin.on('error', () => undefined); // a CLI that failed early reports through its exit code
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => (err += d));
+  // The partition directory appears when the log is open, just before stdin is read: each piece then comes in a read of its own.
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  for (let waited = 0; !fs.existsSync(dir) && waited < 60_000; waited += 20) await pause(20);
+  for (const p of pieces) {
+    await pause(300);
+    child.stdin.write(p);
+  }
+  await pause(300);
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const log = Log.open(dir, { readOnly: true });
+  const values = [...log.read()].map((r) => r.value!.toString('utf8'));
+  await log.close();
+  return { code, err, values };
+}
+
+describe('append --lines from stdin', () => {
+  it('keeps a line written in pieces whole although each read reuses the buffer', async () => {
+    const r = await appendInPieces(['ab', 'c\nde', 'f\ng', 'h']);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.values).toEqual(['abc', 'def', 'gh']);
+  });
+
+  it('reads a non-blocking stdin (set by a process it shares it with) through process.stdin', async () => {
+    // perl (Debian's essential perl-base) sets O_NONBLOCK on the pipe and execs the CLI on it; a
+    // Node.js parent cannot: libuv clears the flag on a child's stdio.
+    const wrapper = ['perl', '-MFcntl', '-e', 'fcntl(STDIN, F_SETFL, fcntl(STDIN, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV'];
+    const r = await appendInPieces(['one\ntw', 'o\nthree\n'], wrapper);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.values).toEqual(['one', 'two', 'three']);
   });
 });

@@ -92,7 +92,6 @@ output (as kafka-dump-log.sh's decoders print them) unless --raw is given; --jso
 no data for them); a metadata log's KRaft control records show as <Label>\t<JSON>, as kafka-dump-log.sh prints them.`,
     );
   cmd.action(async (dir: string, opts: ReadOpts) => {
-    keepYoungGenerationSmall();
     const encoding = parseEncoding(opts.encoding);
     if (opts.isolationLevel === 'read_committed' && (opts.control || opts.batches || opts.follow))
       throw new LogtoolError('usage', `--isolation-level read_committed never returns control records, applies to records only and does not follow: it cannot be combined with ${opts.control ? '--control' : opts.batches ? '--batches' : '--follow'}`);
@@ -138,10 +137,14 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
           return remaining > 0;
         };
         let more = true;
+        let youngGenerationKept = false;
         const includeControl = (opts.control && !decode) || decodeControl !== undefined;
         for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl, isolationLevel: opts.isolationLevel })) {
           more = onRecord(r);
-          if (out.flushDue) await out.flush();
+          if (out.flushDue) {
+            youngGenerationKept ||= keepYoungGenerationSmall();
+            await out.flush();
+          }
           if (!more) break;
         }
         if (opts.follow && more && remaining > 0) {
@@ -165,10 +168,13 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
  * young, and the engine's 1 MiB read chunks, which their views keep alive, are freed only by the
  * scavenge that finds them dead, so a larger young generation holds more of them too. `read --json`
  * of 400 MB peaks at about 80 MB of RSS instead of 120; the semi-space size itself can only be set
- * at start-up, the growth factor is read at each growth.
+ * at start-up, the growth factor is read at each growth. Set once the first output chunk is full,
+ * not at start: V8 rejects a code cache made under other flags, so every chunk the read loads
+ * before (all of them, for a one-record read) is still compiled from the bin's caches.
  */
-function keepYoungGenerationSmall(): void {
+function keepYoungGenerationSmall(): true {
   setFlagsFromString('--semi-space-growth-factor=1');
+  return true;
 }
 
 /**

@@ -139,7 +139,8 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
         let more = true;
         let youngGenerationKept = false;
         const includeControl = (opts.control && !decode) || decodeControl !== undefined;
-        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl, isolationLevel: opts.isolationLevel })) {
+        // onRecord copies every byte it prints into Output's chunk, so the read may reuse its buffer.
+        for (const r of log.read({ fromOffset: opts.fromOffset, fromTime: opts.fromTime, toOffset: range.toOffset, maxRecords, includeControl, isolationLevel: opts.isolationLevel, reuseBuffer: true })) {
           more = onRecord(r);
           if (out.flushDue) {
             youngGenerationKept ||= keepYoungGenerationSmall();

@@ -111,6 +111,42 @@ describe('internal walks read a segment through one reused buffer', () => {
   });
 });
 
+describe('Log.read({ reuseBuffer: true }) (what `logtool read` uses: it copies what it prints)', () => {
+  it('returns every record as the default read does while each is used before the next, through one reused buffer per segment', async () => {
+    const rdir = path.join(makeTempDir('logtool-read-reuse-'), 'read-reuse-0');
+    const valueFor = (o: number): Buffer => Buffer.from(`value-${o}-`.padEnd(90 + (o % 20), String.fromCharCode(97 + (o % 26))));
+    const w = Log.open(rdir, { config: { flushMode: 'async', segmentBytes: 4 << 20 }, rememberConfig: false });
+    for (let b = 0; b < 600; b++) await w.append(Array.from({ length: 100 }, (_, i) => ({ key: Buffer.from(`k${b * 100 + i}`), value: valueFor(b * 100 + i) })));
+    await w.close();
+    const readAll = (reuseBuffer: boolean, fromOffset: number) =>
+      observeLogReads(async () => {
+        const log = Log.open(rdir, { readOnly: true });
+        try {
+          let n = 0;
+          for (const r of log.read({ fromOffset, reuseBuffer })) {
+            const o = n + fromOffset;
+            if (r.offset !== o || !r.value!.equals(valueFor(o)) || r.key!.toString() !== `k${o}`) throw new Error(`record ${o} read back as ${r.offset} (reuseBuffer ${reuseBuffer})`);
+            n++;
+          }
+          return { n, segments: log.segments.length };
+        } finally {
+          await log.close();
+        }
+      });
+    for (const from of [0, 12_345]) {
+      const fresh = await readAll(false, from);
+      const reused = await readAll(true, from);
+      expect(reused.result.n).toBe(600 * 100 - from);
+      expect(fresh.result.n).toBe(reused.result.n);
+      expect(reused.result.segments).toBeGreaterThan(1); // the read crosses segments
+      expect(reused.bytes).toBeGreaterThan(5 << 20);
+      // One buffer per chunk (a fresh 1 MiB each) against one window per segment.
+      expect(fresh.buffers).toBeGreaterThan(reused.buffers);
+      expect(reused.buffers).toBeLessThanOrEqual(reused.result.segments * MAX_BUFFERS + OPEN_BUFFERS);
+    }
+  });
+});
+
 describe('a scan that hands entries out', () => {
   it('never refills a buffer an entry came from; a reusing scan does, which is why only internal walks use it', () => {
     const firstBytesOf = (reuseBuffer: boolean) => {

@@ -34,6 +34,12 @@ export interface ReadOptions {
   committedView?: CommittedView;
   /** Max decompressed bytes of one batch. */
   maxDecompressedBytes?: number;
+  /**
+   * Read through one buffer: a record (its key, value and header views) is valid only until the
+   * next one is requested. For callers that copy what they keep, as `logtool read` does into its
+   * output; off by default.
+   */
+  reuseBuffer?: boolean;
 }
 
 export interface BatchReadOptions {
@@ -155,7 +161,7 @@ export class LogReader {
         committed = new ReadCommittedFilter(view.aborted);
       }
       if (remaining <= 0 || start >= end) return undefined;
-      return { start, end, remaining, committed, includeControl: options.includeControl === true, maxDecompressedBytes: options.maxDecompressedBytes, entries: this.entries(start, true) };
+      return { start, end, remaining, committed, includeControl: options.includeControl === true, maxDecompressedBytes: options.maxDecompressedBytes, entries: this.entries(start, true, options.reuseBuffer === true) };
     });
   }
 

@@ -10,6 +10,7 @@ import { configProperty, invocationConfigKeys, parsePropertyValue, propertyNames
 import { warn } from '../render/output.js';
 import { escapeBytes } from '../render/escape.js';
 import { toTimestamp } from '../inspect/format.js';
+import { decodeBase64, decodeHex } from './text-bytes.js';
 
 /** Topic configs every writing command accepts; remembered in logtool.properties. */
 export const TOPIC_CONFIG_KEYS = rememberedConfigKeys;
@@ -163,19 +164,19 @@ export function jsonToBytes(v: unknown, enc: Encoding, where: string): Buffer | 
   throw new LogtoolError('usage', `${where}: expected a string, null, or {"base64": …}`);
 }
 
-/** base64 (standard or URL-safe alphabet): whole 4-character groups, or a last group of 2 or 3 characters, padded or not. */
-const BASE64_RE = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
-const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/;
-
 /**
  * Text in `enc` to bytes, refusing anything Node's decoder would silently drop or truncate
  * ("!!!!" as base64 decodes to nothing, "abzz" as hex to one byte): a usage error instead.
+ * The text's UTF-8 bytes are decoded, so a character beyond ASCII is never a digit.
  */
 export function decodeStrict(text: string, enc: Encoding, where: string): Buffer {
-  if (enc !== 'utf8' && !(enc === 'hex' ? HEX_RE : BASE64_RE).test(text)) {
+  if (enc === 'utf8') return Buffer.from(text, 'utf8');
+  const bytes = Buffer.from(text, 'utf8');
+  const decoded = enc === 'hex' ? decodeHex(bytes, 0, bytes.length) : decodeBase64(bytes, 0, bytes.length);
+  if (decoded === undefined) {
     throw new LogtoolError('usage', `${where}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)} is not valid ${enc}`);
   }
-  return Buffer.from(text, enc);
+  return decoded;
 }
 
 export { propertyNames };

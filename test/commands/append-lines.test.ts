@@ -1,7 +1,7 @@
 /**
  * `append --lines`' batching without record objects (append-lines.ts): the values each batch gets
  * and where batches end — the end of each input chunk, --batch-records, max.message.bytes — as
- * the record path (readLines + BatchAppender) ends them, so the log is byte-identical; lines over
+ * the record path (splitLines + BatchAppender) ends them, so the log is byte-identical; lines over
  * chunks (joined in a reused buffer, also when one joined chunk's tail starts the next join), CRLF,
  * a last line without an ending, a line too large for any batch; and stdin read into one reused
  * buffer (stdinChunks) through the built CLI: a line written in pieces, and a non-blocking stdin.

@@ -151,7 +151,7 @@ const STDIN_CHUNK_BYTES = 64 * 1024;
  * Stdin in chunks read into one reused buffer through the thread pool (the event loop stays free
  * while a slow producer is quiet): no 64 KiB buffer per read, as process.stdin allocates, which
  * left tens of MiB of dead chunks waiting for the GC once lines no longer made garbage of their
- * own. A chunk is valid until the next is asked for (appendLines copies what it keeps). A regular
+ * own. A chunk is valid until the next is asked for (splitLines copies what it carries over). A regular
  * file is read in the chunks process.stdin reads it in. A non-blocking stdin (EAGAIN: it was
  * shared with a process that set O_NONBLOCK, or process.stdin was opened) is read through
  * process.stdin from there on.

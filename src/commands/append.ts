@@ -118,10 +118,10 @@ Examples:
         // Plain lines (no transaction, compression or int64 timestamp): value ranges of each input chunk, no record objects.
         const lineTimestamp = opts.timestamp === undefined || (typeof opts.timestamp === 'number' && Number.isSafeInteger(opts.timestamp)) ? opts.timestamp : null;
         const plainLines = opts.lines && !txn && !compression && lineTimestamp !== null;
-        if (!opts.input && !plainLines) process.stdin.on('error', () => undefined); // surfaced by the iterator below
         const source = opts.input ?? 'stdin';
         progress = startProgress(`appending ${source} to ${dir}`, opts.progress !== false);
-        const chunks = opts.input ? fileChunks(opts.input) : plainLines ? stdinChunks(realIO) : process.stdin;
+        // splitLines copies what it carries over, and each chunk's records are encoded before the next is read.
+        const chunks = opts.input ? fileChunks(opts.input) : stdinChunks(realIO);
         const stream = countingChunks(chunks, progress, inputBytes(opts.input));
         if (plainLines) await appendLines(stream, source, appender, lineTimestamp);
         else await splitLines(stream, source, (buf, start, end, lineNo) => {

@@ -38,7 +38,7 @@ const MAX_DIGITS = 15;
 /**
  * The record of one NDJSON line, or undefined when the line is not in the shape taken here (the
  * caller then parses it with parseNdjson). The line is line[start, end) (by default all of
- * `line`): nothing outside it is read. A utf8 key or value is a view of its bytes.
+ * `line`): nothing outside it decides the result. A utf8 key or value is a view of its bytes.
  */
 export function parseNdjsonLine(line: Buffer, enc: Encoding, start = 0, end = line.length): RecordInput | undefined {
   // A leading space, a blank line or a byte-order mark: JSON.parse's path.

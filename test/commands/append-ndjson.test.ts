@@ -88,7 +88,7 @@ describe('parseNdjsonLine', () => {
     expect(parseNdjsonLine(invalid, 'utf8')).toBeUndefined();
   });
 
-  it('reads a line given as a range of a larger buffer exactly as the same bytes alone, never past its end', () => {
+  it('reads a line given as a range of a larger buffer exactly as the same bytes alone, whatever follows the range', () => {
     // splitLines hands lines on as ranges: every cut of these lines, with the rest of the line
     // (which would complete it) after the range and another line before it, parses as the cut alone.
     const lines: [string, Encoding][] = [

@@ -17,12 +17,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../src/api.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { rebuiltIndexes } from '../helpers/index-rebuild.js';
-import { engineEntry, ensureBuilt } from '../helpers/build.js';
+import { builtEngineChild } from '../helpers/build.js';
 
 const T0 = 1_700_000_000_000;
 const FLUSHED_RECORDS = 1000;
@@ -66,9 +65,7 @@ setInterval(() => {}, 60_000);
 let childScript: string;
 
 beforeAll(() => {
-  ensureBuilt();
-  childScript = path.join(makeTempDir('logtool-pending-index-child-'), 'child.mjs');
-  fs.writeFileSync(childScript, CHILD_SOURCE(pathToFileURL(engineEntry).href));
+  childScript = builtEngineChild('logtool-pending-index-child-', CHILD_SOURCE);
 });
 afterAll(removeTempDirs);
 

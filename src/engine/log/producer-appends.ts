@@ -45,14 +45,15 @@ export class ProducerAppends {
     const baseOffset = appender.nextOffset;
     const result = appender.append(records, options);
     this.guard.appended(b, baseOffset);
-    this.snapshots?.noteAppend(b.producerId, baseOffset + records.length - 1);
+    this.snapshots?.noteAppend(b.producerId, baseOffset, baseOffset + records.length - 1);
     return result;
   }
 
   /** Log.appendValueSlices: no producer (id -1), so no idempotence check, only the snapshot's note. */
   appendValueSlices(appender: AppendPath, slices: ValueSlices, options: ValueSliceAppendOptions): Promise<AppendResult> {
+    const baseOffset = appender.nextOffset;
     const result = appender.appendValueSlices(slices, options);
-    this.snapshots?.noteAppend(-1, appender.nextOffset - 1);
+    this.snapshots?.noteAppend(-1, baseOffset, appender.nextOffset - 1);
     return result;
   }
 

@@ -179,9 +179,9 @@ export class LogSegment {
   /**
    * Appends whole batches held in buf[start, end) at the end of the `.log`. `batches` describes
    * each batch (its size, last offset and max timestamp) in order; each gets index entries by
-   * Kafka's interval rule, so that every entry points at a single batch. The entries are written
-   * after the `.log` bytes, with one write(2) per index for the whole append (a commit of many
-   * small batches made two syscalls per batch before).
+   * Kafka's interval rule, so that every entry points at a single batch. The entries stay pending
+   * in memory (Kafka's are in a mapped file): written with one write(2) per index at the next
+   * flush, roll or close, or once 4 KiB of them are pending (segment-indexes.ts).
    */
   append(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): number {
     if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
@@ -386,8 +386,8 @@ export class LogSegment {
   }
 
   /**
-   * Closes without trimming (a crash-like close, or a read-only segment). Every descriptor is
-   * closed even when an earlier close(2) fails; the first failure is thrown afterwards.
+   * Closes without trimming or writing pending index entries (a crash-like close, or a read-only
+   * segment). Every descriptor is closed even when an earlier close(2) fails; the first failure is thrown afterwards.
    */
   closeQuietly(): void {
     if (this.closed) return;
@@ -399,8 +399,8 @@ export class LogSegment {
         first ??= e;
       }
     };
-    attempt(() => this.indexes.offset.close());
-    attempt(() => this.indexes.time.close());
+    attempt(() => this.indexes.offset.close(true));
+    attempt(() => this.indexes.time.close(true));
     attempt(() => this.closeLogFile());
     if (first !== undefined) throw first;
   }

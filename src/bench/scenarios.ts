@@ -287,7 +287,7 @@ export const benchScenarios: BenchScenario[] = [
   b('raw-write-fdatasync-async'),
   {
     name: 'sync-1-producer',
-    description: 'sync mode, one producer, 1 record per append (an fdatasync per append; default preallocation: 4 MiB of zeros ahead)',
+    description: 'sync mode, one producer, 1 record per append (an fdatasync per append; default preallocation: 1 MiB of zeros ahead)',
     baselineName: 'raw-write-fdatasync',
     shownWith: ['raw-write-fdatasync-async'],
     ratioMetric: 'p99Ms',

@@ -243,7 +243,7 @@ describe('the default (preallocateBytes -1): sync mode preallocates while its fd
   const zerosAhead = (dir: string, log: Log): number => fs.statSync(log.activeSegment.logPath).size - log.activeSegment.size;
   const big = (i: number) => Array.from({ length: 200 }, (_, k) => ({ key: null, value: Buffer.alloc(100, k), timestamp: T0 + i }));
 
-  it('one producer of one-record sync appends: 4 MiB of zeros ahead, trimmed on close to the bytes of a log without', async () => {
+  it('one producer of one-record sync appends: 1 MiB of zeros ahead, trimmed on close to the bytes of a log without', async () => {
     expect(defaultLogConfig.preallocateBytes).toBe(-1);
     const { dir, log } = await defaultLog({}, 30, one);
     const dataBytes = log.activeSegment.size;

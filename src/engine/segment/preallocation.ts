@@ -5,7 +5,7 @@
  * (file-records.ts `zeroTailIsEnd`); a roll or close trims them. An optimisation only: a failed
  * zero write (a full disk) stops it for the segment, the appended data is whole either way.
  *
- * The default (`preallocateBytes` -1) is sync mode's: 4 MiB ahead while the fdatasyncs since the
+ * The default (`preallocateBytes` -1) is sync mode's: 1 MiB ahead while the fdatasyncs since the
  * last step committed at most 16 KiB each on average. The zeros reach the disk as well as the data,
  * so they pay only where an fdatasync's fixed cost (the size commit) outweighs its bytes: one
  * producer of small appends, not 100 KB appends or large groups, not a one-shot append.
@@ -16,8 +16,12 @@ import type { CachedFile } from './fd-cache.js';
 
 /** Largest zero buffer one preallocation step writes. */
 const PREALLOCATE_CHUNK_BYTES = 1 << 20;
-/** Sync mode's default: zeros kept ahead (the size measured in docs/performance.md). */
-export const SYNC_DEFAULT_PREALLOCATE_BYTES = 4 << 20;
+/**
+ * Sync mode's default: zeros kept ahead. Any size writes as many zeros as data in the end; a
+ * smaller one only adds a size commit per step (1 in ~6,000 appends of 100 B) and bounds the zeros
+ * one append writes on the event loop and its fdatasync carries to the disk (docs/performance.md).
+ */
+export const SYNC_DEFAULT_PREALLOCATE_BYTES = 1 << 20;
 /** Sync mode's default preallocates while fdatasyncs commit at most this many bytes each on average. */
 export const SYNC_DEFAULT_MAX_BYTES_PER_SYNC = 16 << 10;
 

@@ -13,7 +13,7 @@ import { TimeIndex } from './time-index.js';
 import { SegmentIndexes, type AppendedBatchInfo } from './segment-indexes.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
-import { SegmentPreallocation } from './preallocation.js';
+import { SegmentPreallocation, type PreallocationPolicy } from './preallocation.js';
 import { decodeRecords, type LogRecord } from '../format/record-batch.js';
 import { findOffsetByTimestamp, readNextOffset, translateOffset } from './segment-lookup.js';
 import { scanAndIndex, writeIndexFiles } from '../recovery/index-rebuilder.js';
@@ -198,15 +198,11 @@ export class LogSegment {
   }
 
   /**
-   * Zeros kept written ahead of `size` (0: none). Set by the writer on its active segment only;
-   * cleared, and the zeros trimmed, when the segment becomes inactive.
+   * How many zeros are kept written ahead of `size` (preallocation.ts). Set by the writer on its
+   * active segment only; cleared, and the zeros trimmed, when the segment becomes inactive.
    */
-  get preallocateBytes(): number {
-    return this.preallocation.aheadBytes;
-  }
-
-  set preallocateBytes(bytes: number) {
-    this.preallocation.aheadBytes = bytes;
+  preallocate(policy: PreallocationPolicy): void {
+    this.preallocation.setPolicy(policy);
   }
 
   /** Cuts preallocated zeros off the `.log` (on roll and close); the next fdatasync commits the size. */
@@ -343,11 +339,16 @@ export class LogSegment {
 
   /** fdatasync of the `.log` only (group commit). */
   flushLog(): void {
-    if (this.writable && !this.closed && !this.retired) this.logFile.datasync();
+    if (this.writable && !this.closed && !this.retired) {
+      this.logFile.datasync();
+      this.preallocation.synced();
+    }
   }
 
   flushLogAsync(): Promise<void> {
-    return this.writable && !this.closed && !this.retired ? this.logFile.datasyncAsync() : Promise.resolve();
+    if (!this.writable || this.closed || this.retired) return Promise.resolve();
+    this.preallocation.synced();
+    return this.logFile.datasyncAsync();
   }
 
   /** Log, then indexes (Kafka's LogSegment.flush order). */

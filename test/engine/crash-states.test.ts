@@ -446,7 +446,8 @@ describe('crash states: simulated power loss during every writing operation', ()
     expect(w.zerosAhead()).toBeGreaterThan(0);
     expect(w.codecsUsed.size).toBe(CODECS.length);
     expect(s.states).toBeGreaterThan(s.points);
-    expect(s.truncations).toBeGreaterThan(0);
+    // Torn tails land in zeros written ahead, which end the log quietly: truncations are the
+    // explicit-0 sweep's to show.
     expect(s.nestedStates).toBeGreaterThan(0);
     expect(s.readerAgreed).toBeGreaterThan(0);
   }, TIMEOUT_MS);
@@ -465,6 +466,7 @@ describe('crash states: simulated power loss during every writing operation', ()
     console.log(report(w, s));
     expect(w.zerosAhead()).toBe(0);
     expect(s.states).toBeGreaterThan(s.points);
+    expect(s.truncations).toBeGreaterThan(0);
     expect(s.readerAgreed).toBeGreaterThan(0);
   }, TIMEOUT_MS);
 

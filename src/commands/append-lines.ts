@@ -47,13 +47,20 @@ export function inputError(e: unknown, source: string): unknown {
 export async function appendLines(stream: AsyncIterable<Buffer | string>, source: string, sink: SliceSink, timestampMs: number | undefined): Promise<void> {
   const slices: ValueSlices = { buf: Buffer.alloc(0), starts: new Int32Array(INITIAL_SLICES), ends: new Int32Array(INITIAL_SLICES), count: 0, timestampMs };
   let pendingBytes = 0;
+  const send = (): Promise<void> => {
+    const sent = sink.appendSlices(slices);
+    slices.count = 0;
+    pendingBytes = 0;
+    return sent;
+  };
   /** Adds buf[start, end) to the batch; a promise when a full batch went out and must be waited for. */
-  const add = (start: number, end: number): Promise<void> | undefined => {
+  const add = (buf: Buffer, start: number, end: number): Promise<void> | undefined => {
     const size = end - start + RECORD_OVERHEAD_BOUND_BYTES;
     const tooLarge = tooLargeRecord(size, sink.maxBatchBytes);
     if (tooLarge) throw tooLarge;
     let sent: Promise<void> | undefined;
     if (pendingBytes + size + BATCH_OVERHEAD_BYTES > sink.maxBatchBytes) sent = send();
+    slices.buf = buf; // one buffer per batch: every batch is sent by the end of its chunk
     if (slices.count === slices.starts.length) grow(slices);
     slices.starts[slices.count] = start;
     slices.ends[slices.count++] = end;
@@ -61,12 +68,25 @@ export async function appendLines(stream: AsyncIterable<Buffer | string>, source
     if (slices.count >= sink.batchRecords) return sent ? sent.then(send) : send();
     return sent;
   };
-  const send = (): Promise<void> => {
-    const sent = sink.appendSlices(slices);
-    slices.count = 0;
-    pendingBytes = 0;
-    return sent;
-  };
+  await splitLines(stream, source, add, send);
+}
+
+/**
+ * Splits a byte stream into lines (LF or CRLF; a last line without LF too), split as bytes so a
+ * character across two chunks stays whole, and hands each on as the range [start, end) of a buffer
+ * without its ending: the input chunk's own bytes, or, for a line that began in earlier chunks,
+ * one buffer holding it and the rest of its chunk (reused while small). A range is valid until
+ * `onPause` resolves: that runs whenever the current chunk is used up (after the last line too),
+ * so a slow producer's records are appended without waiting for more input. `onLine` may return
+ * nothing (the line was taken) or a promise to wait for (backpressure). The chunks themselves may
+ * be reused once the next is asked for (stdinChunks): what is carried over is copied.
+ */
+export async function splitLines(
+  stream: AsyncIterable<Buffer | string>,
+  source: string,
+  onLine: (buf: Buffer, start: number, end: number, lineNo: number) => Promise<void> | undefined,
+  onPause: () => Promise<void>,
+): Promise<void> {
   let carry: Buffer[] = [];
   let carryBytes = 0;
   let joinBuf = Buffer.alloc(0);
@@ -91,11 +111,9 @@ export async function appendLines(stream: AsyncIterable<Buffer | string>, source
         carry = [];
         carryBytes = 0;
       }
-      slices.buf = buf;
       let start = 0;
       for (; nl >= 0; nl = buf.indexOf(NEWLINE, start)) {
-        lineNo++;
-        const wait = add(start, nl > start && buf[nl - 1] === CARRIAGE_RETURN ? nl - 1 : nl);
+        const wait = onLine(buf, start, nl > start && buf[nl - 1] === CARRIAGE_RETURN ? nl - 1 : nl, ++lineNo);
         if (wait) await wait;
         start = nl + 1;
       }
@@ -105,16 +123,15 @@ export async function appendLines(stream: AsyncIterable<Buffer | string>, source
         carryBytes += buf.length - start;
       }
       if (carryBytes > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
-      await send();
+      await onPause();
     }
   } catch (e) {
     throw inputError(e, source);
   }
   if (carryBytes === 0) return;
   const last = Buffer.concat(carry, carryBytes);
-  slices.buf = last;
-  await add(0, last[last.length - 1] === CARRIAGE_RETURN ? last.length - 1 : last.length);
-  await send();
+  await onLine(last, 0, last[last.length - 1] === CARRIAGE_RETURN ? last.length - 1 : last.length, ++lineNo);
+  await onPause();
 }
 
 /** Twice the room for ranges, keeping those taken. */
@@ -134,7 +151,7 @@ const STDIN_CHUNK_BYTES = 64 * 1024;
  * Stdin in chunks read into one reused buffer through the thread pool (the event loop stays free
  * while a slow producer is quiet): no 64 KiB buffer per read, as process.stdin allocates, which
  * left tens of MiB of dead chunks waiting for the GC once lines no longer made garbage of their
- * own. A chunk is valid until the next is asked for (appendLines copies what it keeps). A regular
+ * own. A chunk is valid until the next is asked for (splitLines copies what it carries over). A regular
  * file is read in the chunks process.stdin reads it in. A non-blocking stdin (EAGAIN: it was
  * shared with a process that set O_NONBLOCK, or process.stdin was opened) is read through
  * process.stdin from there on.

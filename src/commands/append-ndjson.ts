@@ -37,37 +37,37 @@ const MAX_DIGITS = 15;
 
 /**
  * The record of one NDJSON line, or undefined when the line is not in the shape taken here (the
- * caller then parses it with parseNdjson). A utf8 key or value is a view of `line`'s bytes.
+ * caller then parses it with parseNdjson). The line is line[start, end) (by default all of
+ * `line`): nothing outside it decides the result. A utf8 key or value is a view of its bytes.
  */
-export function parseNdjsonLine(line: Buffer, enc: Encoding): RecordInput | undefined {
-  const end = line.length;
+export function parseNdjsonLine(line: Buffer, enc: Encoding, start = 0, end = line.length): RecordInput | undefined {
   // A leading space, a blank line or a byte-order mark: JSON.parse's path.
-  if (line[0] !== 0x7b) return undefined;
-  let p = skipSpace(line, 1, end);
+  if (start >= end || line[start] !== 0x7b) return undefined;
+  let p = skipSpace(line, start + 1, end);
   let seen = 0;
   let key: Buffer | null = null;
   let value: Buffer | null = null;
   let timestamp: number | undefined;
   for (;;) {
-    if (line[p] !== QUOTE) return undefined;
+    if (p >= end || line[p] !== QUOTE) return undefined;
     const nameEnd = line.indexOf(QUOTE, p + 1);
-    const member = nameEnd < 0 ? 0 : memberAt(line, p + 1, nameEnd);
+    const member = nameEnd < 0 || nameEnd >= end ? 0 : memberAt(line, p + 1, nameEnd);
     if (member === 0 || (seen & member) !== 0) return undefined;
     seen |= member;
     p = skipSpace(line, nameEnd + 1, end);
-    if (line[p] !== COLON) return undefined;
+    if (p >= end || line[p] !== COLON) return undefined;
     p = skipSpace(line, p + 1, end);
-    const c = line[p];
+    const c = p < end ? line[p] : undefined;
     if (c === 0x6e) {
       // null: no key, no value (a tombstone), no headers, no timestamp
-      if (line[p + 1] !== 0x75 || line[p + 2] !== 0x6c || line[p + 3] !== 0x6c) return undefined;
+      if (p + 4 > end || line[p + 1] !== 0x75 || line[p + 2] !== 0x6c || line[p + 3] !== 0x6c) return undefined;
       p += 4;
     } else if (c === QUOTE) {
       if (member !== KEY && member !== VALUE) return undefined;
       // base64 and hex check every character as they decode (a '\' or a control is neither):
       // the closing quote is all they need found.
       const close = enc === 'utf8' ? stringEnd(line, p + 1, end) : line.indexOf(QUOTE, p + 1);
-      if (close < 0) return undefined;
+      if (close < 0 || close >= end) return undefined;
       const bytes = decodeString(line, p + 1, close, enc);
       if (bytes === undefined) return undefined;
       if (member === KEY) key = bytes;
@@ -76,7 +76,7 @@ export function parseNdjsonLine(line: Buffer, enc: Encoding): RecordInput | unde
     } else if (c === 0x5b) {
       if (member !== HEADERS) return undefined;
       p = skipSpace(line, p + 1, end);
-      if (line[p] !== 0x5d) return undefined;
+      if (p >= end || line[p] !== 0x5d) return undefined;
       p++;
     } else {
       if (member !== TIMESTAMP && member !== OFFSET) return undefined;
@@ -86,11 +86,11 @@ export function parseNdjsonLine(line: Buffer, enc: Encoding): RecordInput | unde
       p = numberEnd;
     }
     p = skipSpace(line, p, end);
-    if (line[p] === COMMA) {
+    if (p < end && line[p] === COMMA) {
       p = skipSpace(line, p + 1, end);
       continue;
     }
-    if (line[p] !== 0x7d || skipSpace(line, p + 1, end) !== end) return undefined;
+    if (p >= end || line[p] !== 0x7d || skipSpace(line, p + 1, end) !== end) return undefined;
     break;
   }
   if ((seen & VALUE) === 0) return undefined; // JSON.parse's path names the missing "value"
@@ -132,13 +132,13 @@ function stringEnd(line: Buffer, start: number, end: number): number {
  * digits, no leading zero, not −0), or −1 for any other number or text.
  */
 function integerEnd(line: Buffer, p: number, end: number): number {
-  const negative = line[p] === MINUS;
+  const negative = p < end && line[p] === MINUS;
   const first = negative ? p + 1 : p;
   let q = first;
   while (q < end && line[q]! >= ZERO && line[q]! <= 0x39) q++;
   const digits = q - first;
   if (digits === 0 || digits > MAX_DIGITS || (line[first] === ZERO && (digits > 1 || negative))) return -1;
-  const next = line[q];
+  const next = q < end ? line[q] : undefined;
   if (next === 0x2e || next === 0x65 || next === 0x45) return -1; // a fraction or an exponent
   return q;
 }

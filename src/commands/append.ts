@@ -7,13 +7,14 @@ import { isatty } from 'node:tty';
 import { Command, Option } from 'commander';
 import type { Log } from '../api/log.js';
 import { LogTransaction } from '../inspect/transactions.js';
-import { LogtoolError, realIO, type RecordHeader, type RecordInput, type Timestamp, type ValueSlices } from '../api/format.js';
+import { LogtoolError, realIO, type RecordHeader, type RecordInput, type Timestamp } from '../api/format.js';
 import { parseCompression, compressionNames } from '../inspect/format.js';
 import { Output } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
 import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';
 import { parseNdjsonLine } from './append-ndjson.js';
-import { appendLines, stdinChunks, inputError, tooLargeRecord, BATCH_OVERHEAD_BYTES, MAX_LINE_BYTES, RECORD_OVERHEAD_BOUND_BYTES, type SliceSink } from './append-lines.js';
+import { appendLines, splitLines, stdinChunks } from './append-lines.js';
+import { BatchAppender } from './append-batches.js';
 import {
   addFlushOptions,
   addTopicConfigOptions,
@@ -117,16 +118,16 @@ Examples:
         // Plain lines (no transaction, compression or int64 timestamp): value ranges of each input chunk, no record objects.
         const lineTimestamp = opts.timestamp === undefined || (typeof opts.timestamp === 'number' && Number.isSafeInteger(opts.timestamp)) ? opts.timestamp : null;
         const plainLines = opts.lines && !txn && !compression && lineTimestamp !== null;
-        if (!opts.input && !plainLines) process.stdin.on('error', () => undefined); // surfaced by the iterator below
         const source = opts.input ?? 'stdin';
         progress = startProgress(`appending ${source} to ${dir}`, opts.progress !== false);
-        const chunks = opts.input ? fileChunks(opts.input) : plainLines ? stdinChunks(realIO) : process.stdin;
+        // splitLines copies what it carries over, and each chunk's records are encoded before the next is read.
+        const chunks = opts.input ? fileChunks(opts.input) : stdinChunks(realIO);
         const stream = countingChunks(chunks, progress, inputBytes(opts.input));
         if (plainLines) await appendLines(stream, source, appender, lineTimestamp);
-        else await readLines(stream, source, (line, lineNo) => {
-          // --lines: the line's bytes as they came (a view of the input chunk; the batch copies it).
-          if (opts.lines) return appender.add({ key: null, value: line, timestamp: opts.timestamp });
-          return addNdjson(appender, line, encoding, source, lineNo);
+        else await splitLines(stream, source, (buf, start, end, lineNo) => {
+          // --lines: the line's bytes as they came (a view of the input; the batch copies it before the range goes).
+          if (opts.lines) return appender.add({ key: null, value: buf.subarray(start, end), timestamp: opts.timestamp });
+          return addNdjson(appender, buf, start, end, encoding, source, lineNo);
         }, () => appender.flush());
       }
       await appender.flush();
@@ -185,10 +186,10 @@ function printStats(log: Log): void {
  * the input stopped. A line in `read --json`'s shape is taken from its bytes (append-ndjson.ts);
  * any other goes through JSON.parse.
  */
-function addNdjson(appender: BatchAppender, bytes: Buffer, encoding: Encoding, source: string, lineNo: number): Promise<void> | undefined {
-  const taken = parseNdjsonLine(bytes, encoding);
+function addNdjson(appender: BatchAppender, buf: Buffer, start: number, end: number, encoding: Encoding, source: string, lineNo: number): Promise<void> | undefined {
+  const taken = parseNdjsonLine(buf, encoding, start, end);
   if (taken !== undefined) return appender.add(taken);
-  const line = bytes.toString('utf8');
+  const line = buf.toString('utf8', start, end);
   if (!(line.charCodeAt(0) > 0x20) && line.trim() === '') return undefined;
   let record: RecordInput;
   try {
@@ -256,10 +257,6 @@ function exactNumberText(line: string, name: string): string | undefined {
   return found.length === 1 ? found[0]![1] : undefined;
 }
 
-/**
- * Splits a byte stream into lines and hands them on as they arrive; `onPause` runs whenever the
- * current chunk is used up, so a slow producer's records are appended without waiting for more.
- */
 /** Input file chunk size: what one read call asks for. */
 const INPUT_CHUNK_BYTES = 64 * 1024;
 
@@ -296,155 +293,5 @@ async function* countingChunks(stream: AsyncIterable<Buffer | string>, progress:
     bytes += chunk.length;
     progress.count(bytes, totalBytes);
     yield chunk;
-  }
-}
-
-const NEWLINE = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
-
-/**
- * Splits a byte stream into lines (LF or CRLF) and hands each on as a view of the input's bytes,
- * split as bytes, so a character across two chunks stays whole. `onLine` may return nothing (the
- * line was taken) or a promise to wait for (backpressure); `onPause` runs whenever the current
- * chunk is used up, so a slow producer's records are appended without waiting for more.
- */
-export async function readLines(
-  stream: AsyncIterable<Buffer | string>,
-  source: string,
-  onLine: (line: Buffer, lineNo: number) => Promise<void> | void,
-  onPause: () => Promise<void>,
-): Promise<void> {
-  // The start of a line that runs past the chunks read so far; only such a line is copied (joined
-  // once its end arrives), every other line is a view of its chunk.
-  let carry: Buffer[] = [];
-  let carryBytes = 0;
-  let lineNo = 0;
-  try {
-    for await (const chunk of stream) {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-      let start = 0;
-      let nl = buf.indexOf(NEWLINE);
-      if (carryBytes > 0 && nl >= 0) {
-        const taken = onLine(withoutCarriageReturn(Buffer.concat([...carry, buf.subarray(0, nl)], carryBytes + nl)), ++lineNo);
-        carry = [];
-        carryBytes = 0;
-        if (taken) await taken;
-        start = nl + 1;
-        nl = buf.indexOf(NEWLINE, start);
-      }
-      for (; nl >= 0; nl = buf.indexOf(NEWLINE, start)) {
-        const taken = onLine(buf.subarray(start, nl > start && buf[nl - 1] === CARRIAGE_RETURN ? nl - 1 : nl), ++lineNo);
-        if (taken) await taken;
-        start = nl + 1;
-      }
-      if (start < buf.length) {
-        carry.push(buf.subarray(start));
-        carryBytes += buf.length - start;
-      }
-      if (carryBytes > MAX_LINE_BYTES) throw new LogtoolError('usage', `${source} line ${lineNo + 1} is longer than ${MAX_LINE_BYTES} bytes`);
-      await onPause();
-    }
-  } catch (e) {
-    throw inputError(e, source);
-  }
-  if (carryBytes > 0) await onLine(withoutCarriageReturn(Buffer.concat(carry, carryBytes)), ++lineNo);
-}
-
-/** A line without the CR of a CRLF ending. */
-function withoutCarriageReturn(line: Buffer): Buffer {
-  return line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.subarray(0, -1) : line;
-}
-
-/** Batches appended but not yet acknowledged, at most; more input waits (backpressure). */
-const MAX_BATCHES_IN_FLIGHT = 16;
-
-/**
- * Collects records into batches bounded by count and max.message.bytes. Up to
- * MAX_BATCHES_IN_FLIGHT batches await their acknowledgement at once (so sync appends of a fast
- * producer share group commits); acknowledgement lines are printed in offset order, each only
- * once its batch is acknowledged under the flush mode.
- */
-class BatchAppender implements SliceSink {
-  private pending: RecordInput[] = [];
-  private pendingBytes = 0;
-  failure: LogtoolError | undefined;
-  readonly maxBatchBytes: number;
-  /** Resolves when every acknowledgement so far has been handled (printed or recorded). */
-  private acked: Promise<void> = Promise.resolve();
-  private readonly inFlight: Promise<void>[] = [];
-  private error: unknown;
-
-  constructor(
-    private readonly log: Log,
-    private readonly out: Output,
-    private readonly opts: { json: boolean; compression?: number; ackBeforeSync?: boolean; batchRecords: number; txn?: LogTransaction },
-  ) {
-    this.maxBatchBytes = log.config.maxMessageBytes;
-  }
-
-  /** Takes a record; returns a promise only when a batch went out and the caller must wait for it. */
-  add(r: RecordInput): Promise<void> | undefined {
-    let size = (r.key?.length ?? 0) + (r.value?.length ?? 0) + RECORD_OVERHEAD_BOUND_BYTES;
-    if (r.headers) for (const h of r.headers) size += Buffer.byteLength(h.key) + (h.value?.length ?? 0) + 10;
-    const tooLarge = tooLargeRecord(size, this.maxBatchBytes);
-    if (tooLarge) throw tooLarge;
-    if (this.pendingBytes + size + BATCH_OVERHEAD_BYTES > this.maxBatchBytes) return this.flush().then(() => this.take(r, size));
-    return this.take(r, size);
-  }
-
-  private take(r: RecordInput, size: number): Promise<void> | undefined {
-    this.pending.push(r);
-    this.pendingBytes += size;
-    return this.pending.length >= this.opts.batchRecords ? this.flush() : undefined;
-  }
-
-  get batchRecords(): number {
-    return this.opts.batchRecords;
-  }
-
-  /** Appends the pending records as one batch; returns once fewer than the in-flight limit await acknowledgement. */
-  async flush(): Promise<void> {
-    if (this.error) throw this.error;
-    if (this.pending.length === 0) return;
-    const records = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
-    // Offsets are assigned here, in call order; the acknowledgement may come later.
-    const appendOpts = { compression: this.opts.compression, ackBeforeSync: this.opts.ackBeforeSync };
-    await this.track(this.opts.txn ? this.opts.txn.append(records, appendOpts) : this.log.append(records, appendOpts));
-  }
-
-  /** appendLines' batches (no transaction, no compression), as flush() appends the pending records. */
-  async appendSlices(slices: ValueSlices): Promise<void> {
-    if (this.error) throw this.error;
-    if (slices.count === 0) return;
-    await this.track(this.log.appendValueSlices(slices, { ackBeforeSync: this.opts.ackBeforeSync }));
-  }
-
-  /** Prints (--json) or records a batch's acknowledgement in offset order; returns once fewer than the in-flight limit await one. */
-  private async track(ack: Promise<{ baseOffset: number; lastOffset: number; count: number; status: string }>): Promise<void> {
-    const handled = Promise.all([ack, this.acked]).then(async ([res]) => {
-      if (res.status === 'timed-out') {
-        this.failure ??= new LogtoolError('io', `batch ${res.baseOffset}..${res.lastOffset} was not confirmed durable within sync.timeout.ms; it may or may not be on disk`, { file: this.log.dir });
-        return;
-      }
-      if (this.opts.json) await this.out.json({ baseOffset: res.baseOffset, lastOffset: res.lastOffset, count: res.count, status: res.status });
-      await this.out.flush();
-    });
-    // Remember the first failure; later chained handlers see it through `acked`.
-    handled.catch((e: unknown) => {
-      this.error ??= e;
-    });
-    this.acked = handled;
-    this.inFlight.push(handled);
-    if (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT) await this.inFlight.shift()!.catch(() => undefined);
-    if (this.error) throw this.error;
-  }
-
-  /** Waits until every batch is acknowledged (or failed); throws the first failure. */
-  async drain(): Promise<void> {
-    await this.acked.catch(() => undefined);
-    this.inFlight.length = 0;
-    if (this.error) throw this.error;
   }
 }

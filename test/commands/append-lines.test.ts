@@ -1,10 +1,11 @@
 /**
  * `append --lines`' batching without record objects (append-lines.ts): the values each batch gets
  * and where batches end — the end of each input chunk, --batch-records, max.message.bytes — as
- * the record path (readLines + BatchAppender) ends them, so the log is byte-identical; lines over
+ * the record path (splitLines + BatchAppender) ends them, so the log is byte-identical; lines over
  * chunks (joined in a reused buffer, also when one joined chunk's tail starts the next join), CRLF,
  * a last line without an ending, a line too large for any batch; and stdin read into one reused
- * buffer (stdinChunks) through the built CLI: a line written in pieces, and a non-blocking stdin.
+ * buffer (stdinChunks) through the built CLI: a line written in pieces, and a non-blocking stdin,
+ * for --lines and NDJSON.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -92,10 +93,10 @@ describe('appendLines', () => {
   });
 });
 
-/** Runs the CLI's `append --lines` (through `wrapper`, a command given the node command line, when given), writing `pieces` to its stdin with pauses between them. */
-async function appendInPieces(pieces: string[], wrapper: string[] = []): Promise<{ code: number | null; err: string; values: string[] }> {
+/** Runs the CLI's `append --lines` (or `append` with `args`; through `wrapper`, a command given the node command line, when given), writing `pieces` to its stdin with pauses between them. */
+async function appendInPieces(pieces: string[], wrapper: string[] = [], args: string[] = ['--lines']): Promise<{ code: number | null; err: string; values: string[] }> {
   const dir = path.join(makeTempDir('logtool-lines-'), 't-0');
-  const command = [...wrapper, process.execPath, cliPath, 'append', dir, '--lines', '--flush', 'async'];
+  const command = [...wrapper, process.execPath, cliPath, 'append', dir, ...args, '--flush', 'async'];
   const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'ignore', 'pipe'] });
   let err = '';
   child.stdin.on('error', () => undefined); // a CLI that failed early reports through its exit code
@@ -131,5 +132,15 @@ describe('append --lines from stdin', () => {
     const r = await appendInPieces(['one\ntw', 'o\nthree\n'], wrapper);
     expect([r.code, r.err]).toEqual([0, '']);
     expect(r.values).toEqual(['one', 'two', 'three']);
+  });
+
+  it('appends NDJSON read into the same reused buffer: records taken as views of a chunk are encoded before the next read', async () => {
+    const pieces = ['{"value":"ab', 'c"}\r\n{"key":"k","value":"d', 'ef"}\n{"value":"gh"}\n{"value":"ij"}', '\n{"value":"k\\u006c"}\n{"value":"mn"}'];
+    const r = await appendInPieces(pieces, [], ['--encoding', 'utf8']);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.values).toEqual(['abc', 'def', 'gh', 'ij', 'kl', 'mn']);
+    const nonBlocking = ['perl', '-MFcntl', '-e', 'fcntl(STDIN, F_SETFL, fcntl(STDIN, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV'];
+    const b = await appendInPieces(['{"value":"YQ=="}\n{"value":"Y', 'g=="}\n'], nonBlocking, ['--encoding', 'base64']);
+    expect([b.code, b.err, b.values]).toEqual([0, '', ['a', 'b']]);
   });
 });

@@ -88,6 +88,26 @@ describe('parseNdjsonLine', () => {
     expect(parseNdjsonLine(invalid, 'utf8')).toBeUndefined();
   });
 
+  it('reads a line given as a range of a larger buffer exactly as the same bytes alone, whatever follows the range', () => {
+    // splitLines hands lines on as ranges: every cut of these lines, with the rest of the line
+    // (which would complete it) after the range and another line before it, parses as the cut alone.
+    const lines: [string, Encoding][] = [
+      ['{"offset":0,"timestamp":1700000000000,"key":"azE=","value":"dmFsdWU","headers":[]}', 'base64'],
+      ['{"value":null , "key" : "00ff","timestamp":-42}', 'hex'],
+      ['{"key":"k","value":"plain text","headers":[ ]}', 'utf8'],
+    ];
+    const before = Buffer.from('{"value":"QUJD"}\n');
+    for (const [text, enc] of lines) {
+      const line = Buffer.from(text, 'utf8');
+      const buf = Buffer.concat([before, line]);
+      for (let cut = 0; cut <= line.length; cut++) {
+        const alone = parseNdjsonLine(Buffer.from(line.subarray(0, cut)), enc);
+        expect(parseNdjsonLine(buf, enc, before.length, before.length + cut), `${text.slice(0, cut)} (${enc})`).toEqual(alone);
+      }
+      expect(parseNdjsonLine(buf, enc, before.length, buf.length)).toBeDefined();
+    }
+  });
+
   it('decodes base64 as Buffer.from does, both alphabets, padded or not, whatever the last group’s spare bits', () => {
     for (let i = 0; i < 2000; i++) {
       const bytes = randomBytes(i % 40);

@@ -40,8 +40,9 @@ export class ProducerAppends {
   append(appender: AppendPath, records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> {
     if (options.producerId === undefined) {
       // No producer (id −1): nothing to check or record, only the snapshot's note (no batch description per append).
+      const baseOffset = appender.nextOffset;
       const result = appender.append(records, options);
-      this.snapshots?.noteAppend(-1, appender.nextOffset - 1);
+      this.snapshots?.noteAppend(-1, baseOffset, appender.nextOffset - 1);
       return result;
     }
     const b = { producerId: options.producerId ?? -1, producerEpoch: options.producerEpoch ?? -1, baseSequence: options.control ? -1 : (options.baseSequence ?? -1), count: records.length, transactional: options.transactional, control: options.control ? records[0] : undefined };

@@ -91,8 +91,8 @@ export const CONFIG_PROPERTIES = {
   /** logtool: buffered mode commits when the write buffer holds this many bytes. */
   commitBytes: { name: 'commit.bytes', kafka: false, default: MIB, unit: 'bytes', min: 1, remembered: false, help: 'buffered: commit when the write buffer holds this many bytes' },
   // Library only.
-  /** logtool: zeros kept written ahead of the active segment's end (0: none; segment.ts). */
-  preallocateBytes: { name: 'segment.preallocate.bytes', kafka: false, default: 0, unit: 'bytes', min: 0, max: { value: 64 * MIB, says: '64 MiB' }, remembered: false },
+  /** logtool: zeros kept written ahead of the active segment's end (0: none; -1: the flush mode's default, segment/preallocation.ts). */
+  preallocateBytes: { name: 'segment.preallocate.bytes', kafka: false, default: -1, unit: 'bytes', min: -1, max: { value: 64 * MIB, says: '64 MiB' }, remembered: false },
   /** logtool: sync group commit closes as soon as no more appends are queued. */
   flushWhenQueueEmpty: { name: 'group.commit.flush.when.queue.empty', kafka: false, default: true, unit: 'boolean', remembered: false },
   /** logtool: a lone sync producer's fdatasync runs on the event loop while recent ones took at most this (0: never; flush/blocking-fsync.ts). */

@@ -202,8 +202,9 @@ describe('sync mode: a stalled fsync', () => {
 
   it("writes the next group to the file while the previous group's fdatasync is in flight, and acknowledges it only after its own", async () => {
     const rec = new InstrumentedIO();
-    // The buffered committer's interval is out of the way: only the group commit writes here.
-    const log = open({ flushMode: 'sync', syncTimeoutMs: 60_000, commitIntervalMs: 600_000 }, { io: rec.io });
+    // The buffered committer's interval is out of the way: only the group commit writes here; no
+    // zeros ahead of the data (preallocation), so the file's size is what was written.
+    const log = open({ flushMode: 'sync', syncTimeoutMs: 60_000, commitIntervalMs: 600_000, preallocateBytes: 0 }, { io: rec.io });
     const logFile = path.join(log.dir, '00000000000000000000.log');
     rec.stallFsync();
     const first = log.append([{ value: value(0) }]);

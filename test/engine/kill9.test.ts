@@ -62,7 +62,7 @@ const [dir, mode, seedText, preallocateText] = process.argv.slice(2);
 const rnd = rng(Number(seedText));
 const out = (line) => process.stdout.write(line + '\\n'); // a pipe: synchronous on Linux
 const config = { flushMode: mode, segmentBytes: 4096 + Math.floor(rnd() * 12000), indexIntervalBytes: 256 };
-if (preallocateText !== '0') config.preallocateBytes = Number(preallocateText);
+if (preallocateText !== 'default') config.preallocateBytes = Number(preallocateText);
 if (mode === 'async') config.flushMs = 5 + Math.floor(rnd() * 50);
 if (mode === 'buffered') Object.assign(config, { commitIntervalMs: 1 + Math.floor(rnd() * 30), commitBytes: 512 + Math.floor(rnd() * 8192), flushMs: 5 + Math.floor(rnd() * 50) });
 const log = Log.open(dir, { config, rememberConfig: false });
@@ -115,7 +115,7 @@ interface CycleOutput {
 }
 
 /** Runs the child on dir, SIGKILLs it `delayMs` after it opened the log; returns its complete output lines. */
-function runAndKill(dir: string, mode: Mode, seed: number, delayMs: number, preallocateBytes: number): Promise<CycleOutput> {
+function runAndKill(dir: string, mode: Mode, seed: number, delayMs: number, preallocateBytes: number | 'default'): Promise<CycleOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [childScript, dir, mode, String(seed), String(preallocateBytes)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let buf = '';
@@ -173,21 +173,33 @@ function mustSurvive(mode: Mode, o: CycleOutput): number {
   return Math.max(need, o.committed);
 }
 
-async function trial(mode: Mode, seed: number): Promise<{ acked: number; survived: number; codecs: Set<number>; preallocated: boolean }> {
+/** Whether the partition's last `.log` ends in 64 zero bytes (preallocated space; data never does in practice). */
+function zeroTail(dir: string): boolean {
+  const logs = fs.readdirSync(dir).filter((f) => f.endsWith('.log')).sort();
+  if (logs.length === 0) return false;
+  const bytes = fs.readFileSync(path.join(dir, logs[logs.length - 1]!));
+  return bytes.length >= 64 && bytes.subarray(bytes.length - 64).every((b) => b === 0);
+}
+
+async function trial(mode: Mode, seed: number): Promise<{ acked: number; survived: number; codecs: Set<number>; preallocated: boolean; defaultZeros: boolean }> {
   const rnd = rng(seed);
-  // Some trials keep zeros written ahead of the active segment (preallocateBytes): after the kill
-  // the zero tail must read as the log's end, silently.
-  const preallocateBytes = seed % 3 === 0 ? 512 + (seed % 40_000) : 0;
+  // A third of the trials keep an explicit size of zeros written ahead of the active segment, a
+  // third none (explicit 0), a third the default (zeros ahead in sync mode, none otherwise): after
+  // the kill the zero tail must read as the log's end, silently.
+  const preallocateBytes = seed % 3 === 0 ? 512 + (seed % 40_000) : seed % 3 === 1 ? 0 : 'default';
+  const preallocated = preallocateBytes === 'default' ? mode === 'sync' : preallocateBytes > 0;
   const dir = path.join(makeTempDir('logtool-kill9-'), 't-0');
   const cycles = rnd() < 0.35 ? 2 : 1;
   let expectedStart = 0;
   let acked = 0;
   let survived = 0;
   const codecs = new Set<number>();
+  let defaultZeros = false;
   for (let c = 0; c < cycles; c++) {
     const delayMs = rnd() < 0.1 ? 0 : Math.floor(5 + rnd() * 250);
     const o = await runAndKill(dir, mode, seed * 31 + c, delayMs, preallocateBytes);
     expect(o.startOffset).toBe(expectedStart);
+    if (preallocateBytes === 'default' && zeroTail(dir)) defaultZeros = true;
     const need = mustSurvive(mode, o);
     const warnings: string[] = [];
     const log = Log.open(dir, { onWarning: (w) => warnings.push(w.message) });
@@ -195,7 +207,7 @@ async function trial(mode: Mode, seed: number): Promise<{ acked: number; survive
       expect(log.loadReport.cleanShutdown).toBe(false);
       // The zero tail is no damage: nothing cut, no warning about the .log's bytes (a kill between
       // a roll's .log and its index files is warned about as a missing index, with or without).
-      if (preallocateBytes > 0) {
+      if (preallocated) {
         expect(log.loadReport.truncated, `preallocated ${preallocateBytes} bytes (seed ${seed})`).toEqual([]);
         expect(warnings.filter((w) => !/^missing; the segment is recovered/.test(w)), `preallocated ${preallocateBytes} bytes (seed ${seed})`).toEqual([]);
       }
@@ -216,7 +228,7 @@ async function trial(mode: Mode, seed: number): Promise<{ acked: number; survive
       await log.close();
     }
   }
-  return { acked, survived, codecs, preallocated: preallocateBytes > 0 };
+  return { acked, survived, codecs, preallocated, defaultZeros };
 }
 
 describe.each(MODES.map((m, i) => [m, trialsFor(i)] as const))('kill -9 while appending in %s mode', (mode, trials) => {
@@ -227,10 +239,12 @@ describe.each(MODES.map((m, i) => [m, trialsFor(i)] as const))('kill -9 while ap
     console.log(`kill -9 ${mode}: ${trials} trials, LOGTOOL_KILL_SEED=${base}`);
     let acked = 0;
     let preallocated = 0;
+    let defaultZeros = 0;
     const codecs = new Set<number>();
     // On a loaded machine a kill may land before the child acknowledged much: past the planned
     // trials, more run (at most 3× as many) until the coverage checks below have something to see.
-    const covered = (): boolean => acked > 0 && [2, 3, 4].every((c) => codecs.has(c));
+    // In sync mode, some kill must land on the default preallocation's zeros.
+    const covered = (): boolean => acked > 0 && [2, 3, 4].every((c) => codecs.has(c)) && (mode !== 'sync' || defaultZeros > 0);
     let t = 0;
     for (; t < trials || (!covered() && t < trials * 4); t++) {
       const seed = base + t * 7919 + MODES.indexOf(mode);
@@ -238,6 +252,7 @@ describe.each(MODES.map((m, i) => [m, trialsFor(i)] as const))('kill -9 while ap
         const r = await trial(mode, seed);
         acked += r.acked;
         if (r.preallocated) preallocated++;
+        if (r.defaultZeros) defaultZeros++;
         for (const c of r.codecs) codecs.add(c);
       } catch (e) {
         throw new Error(`kill -9 ${mode} trial ${t} (LOGTOOL_KILL_SEED=${base}, trial seed ${seed}): ${(e as Error).message}`, { cause: e });
@@ -245,7 +260,9 @@ describe.each(MODES.map((m, i) => [m, trialsFor(i)] as const))('kill -9 while ap
     }
     // The trials did exercise something: some appends were acknowledged before the kills.
     expect(acked).toBeGreaterThan(0);
-    console.log(`kill -9 ${mode}: ${preallocated} of ${t} trials with preallocation`);
+    console.log(`kill -9 ${mode}: ${preallocated} of ${t} trials with preallocation, ${defaultZeros} killed over the default's zeros`);
+    if (mode === 'sync') expect(defaultZeros, 'no sync trial with the default preallocation was killed over its zeros').toBeGreaterThan(0);
+    else expect(defaultZeros).toBe(0);
     // … and they were killed amid snappy, lz4 and zstd batches too (written through the library).
     for (const c of [2, 3, 4]) expect(codecs, `no batch with codec ${c} survived any trial`).toContain(c);
   }, Math.max(240_000, trials * 4 * 20_000));

@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log, type LogConfig } from '../../src/api.js';
+import { Log, defaultLogConfig, type LogConfig } from '../../src/api.js';
+import { SYNC_DEFAULT_PREALLOCATE_BYTES } from '../../src/engine/segment/preallocation.js';
 import { verifyLog } from '../../src/engine/recovery/log-verifier.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { ensureBuilt } from '../helpers/build.js';
@@ -227,5 +228,105 @@ describe('zero-filled preallocation', () => {
     } finally {
       await again.close();
     }
+  });
+});
+
+describe('the default (preallocateBytes -1): sync mode preallocates while its fdatasyncs are small', () => {
+  const one = (i: number) => [{ key: null, value: Buffer.alloc(100, i & 0xff), timestamp: T0 + i }];
+  /** A log opened with `cfg` (no preallocateBytes unless given) after `appends` awaited appends of `records(i)`. */
+  async function defaultLog(cfg: Partial<LogConfig>, appends: number, records: (i: number) => ReturnType<typeof one>): Promise<{ dir: string; log: Log }> {
+    const dir = path.join(makeTempDir('logtool-prealloc-default-'), 't-0');
+    const log = Log.open(dir, { config: cfg, rememberConfig: false });
+    for (let i = 0; i < appends; i++) await log.append(records(i));
+    return { dir, log };
+  }
+  const zerosAhead = (dir: string, log: Log): number => fs.statSync(log.activeSegment.logPath).size - log.activeSegment.size;
+  const big = (i: number) => Array.from({ length: 200 }, (_, k) => ({ key: null, value: Buffer.alloc(100, k), timestamp: T0 + i }));
+
+  it('one producer of one-record sync appends: 1 MiB of zeros ahead, trimmed on close to the bytes of a log without', async () => {
+    expect(defaultLogConfig.preallocateBytes).toBe(-1);
+    const { dir, log } = await defaultLog({}, 30, one);
+    const dataBytes = log.activeSegment.size;
+    expect(zerosAhead(dir, log)).toBeGreaterThan(SYNC_DEFAULT_PREALLOCATE_BYTES - 2 * dataBytes);
+    expect(zerosAhead(dir, log)).toBeLessThanOrEqual(SYNC_DEFAULT_PREALLOCATE_BYTES);
+    expect(fs.readFileSync(logFile(dir)).subarray(dataBytes).every((b) => b === 0)).toBe(true);
+    await log.close();
+    expect(fs.statSync(logFile(dir)).size).toBe(dataBytes);
+    const plain = await defaultLog({ preallocateBytes: 0 }, 30, one);
+    expect(zerosAhead(plain.dir, plain.log)).toBe(0);
+    await plain.log.close();
+    expect(fs.readFileSync(logFile(dir)).equals(fs.readFileSync(logFile(plain.dir)))).toBe(true);
+  });
+
+  it('never past segment.bytes: the zeros end where the segment would roll', async () => {
+    const { dir, log } = await defaultLog({ segmentBytes: 8192 }, 12, one);
+    try {
+      expect(zerosAhead(dir, log)).toBeGreaterThan(0);
+      expect(fs.statSync(log.activeSegment.logPath).size).toBe(8192);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('no zeros for appends over 16 KiB per fdatasync, for async mode, for an explicit 0, nor before the first fdatasync', async () => {
+    const cases: [string, Partial<LogConfig>, number, (i: number) => ReturnType<typeof one>][] = [
+      ['sync, ~20 KiB appends', {}, 8, big],
+      ['async', { flushMode: 'async' }, 30, one],
+      ['buffered', { flushMode: 'buffered' }, 30, one],
+      ['sync, explicit 0', { preallocateBytes: 0 }, 30, one],
+      ['sync, one append (a one-shot command)', {}, 1, one],
+    ];
+    for (const [what, cfg, appends, records] of cases) {
+      const { dir, log } = await defaultLog(cfg, appends, records);
+      try {
+        expect(zerosAhead(dir, log), what).toBe(0);
+      } finally {
+        await log.close();
+      }
+    }
+    // An explicit size preallocates whatever the appends' size, from the first append.
+    const { dir, log } = await defaultLog({ preallocateBytes: PREALLOCATE }, 1, big);
+    try {
+      expect(zerosAhead(dir, log)).toBe(PREALLOCATE);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('after a crash with the default, the zero tail is trimmed silently and the log goes on', async () => {
+    const { dir, log } = await defaultLog({}, 25, one);
+    const dataBytes = log.activeSegment.size;
+    expect(zerosAhead(dir, log)).toBeGreaterThan(0);
+    log.abandon();
+    const v = await cli('verify', dir, '--json');
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    const warnings: string[] = [];
+    const again = Log.open(dir, { onWarning: (w) => warnings.push(w.message) });
+    try {
+      expect(warnings).toEqual([]);
+      expect(again.loadReport.truncated).toEqual([]);
+      expect(fs.existsSync(path.join(dir, 'lost+found'))).toBe(false);
+      expect(fs.statSync(logFile(dir)).size).toBe(dataBytes);
+      expect(again.nextOffset).toBe(25);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('`logtool append --flush sync` of one-record batches leaves no zeros and verifies clean', async () => {
+    const dir = path.join(makeTempDir('logtool-prealloc-cli-'), 't-0');
+    const input = path.join(path.dirname(dir), 'in.txt');
+    fs.writeFileSync(input, Array.from({ length: 40 }, (_, i) => `line-${i}`).join('\n') + '\n');
+    const a = await cli('append', dir, '--lines', '--input', input, '--flush', 'sync', '--batch-records', '1', '--segment-bytes', '2048');
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    const ro = Log.open(dir, { readOnly: true });
+    try {
+      expect(offsets(ro)).toHaveLength(40);
+      for (const s of ro.segments) expect(fs.statSync(s.logPath).size).toBe(s.size);
+    } finally {
+      await ro.close();
+    }
+    const v = await cli('verify', dir, '--json');
+    expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 });

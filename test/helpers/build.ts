@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { repoRoot } from './fixtures.js';
+import { pathToFileURL } from 'node:url';
+import { makeTempDir, repoRoot } from './fixtures.js';
 
 const require = createRequire(import.meta.url);
 const fsExt: { flockSync(fd: number, flags: 'ex' | 'un'): void } = require('fs-ext');
@@ -74,4 +75,15 @@ function compile(): void {
     const out = (e as { stdout?: Buffer }).stdout?.toString() ?? '';
     process.stderr.write(`warning: tsc reported errors; testing the JavaScript it emitted\n${out.slice(0, 2000)}\n`);
   }
+}
+
+/**
+ * A child process's script (an ES module in a temporary directory) made from `source`, which is
+ * given the built engine's URL to import, once dist/ is current (ensureBuilt). Returns its path.
+ */
+export function builtEngineChild(tempPrefix: string, source: (engineUrl: string) => string): string {
+  ensureBuilt();
+  const script = path.join(makeTempDir(tempPrefix), 'child.mjs');
+  fs.writeFileSync(script, source(pathToFileURL(engineEntry).href));
+  return script;
 }

@@ -9,6 +9,7 @@ import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
 import { computeBatchCrc, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, readBatchHeader, type BatchHeader } from '../format/record-batch.js';
 import type { LogSegment } from '../segment/segment.js';
+import type { SkipRange } from './dead-runs.js';
 
 export const READ_CHUNK_BYTES = 1 << 20;
 
@@ -28,6 +29,7 @@ export interface PositionRange {
 }
 
 const NOTHING_VERIFIED: PositionRange = { from: 0, to: 0 };
+const NO_SKIPS: readonly SkipRange[] = [];
 
 export class BatchReader {
   private buf: Buffer;
@@ -51,9 +53,11 @@ export class BatchReader {
    * Batches of a sealed segment from startPosition (a batch boundary) to its end. Throws a
    * `corrupt` LogtoolError at the first entry that is not a valid v2 batch of this segment. The
    * CRC of a batch lying wholly inside `verified` (positions whose CRCs this run has checked
-   * already) is not computed again; every other check is made.
+   * already) is not computed again; every other check is made. The batches of `skips` (sorted
+   * ranges of whole batches this run has checked already, dead-runs.ts) are neither read nor
+   * yielded, and no read extends into them.
    */
-  *batches(seg: LogSegment, startPosition = 0, verified: PositionRange = NOTHING_VERIFIED): Generator<Batch> {
+  *batches(seg: LogSegment, startPosition = 0, verified: PositionRange = NOTHING_VERIFIED, skips: readonly SkipRange[] = NO_SKIPS): Generator<Batch> {
     assert(seg.io === this.io, 'a segment read through another I/O layer than the cleaner\'s', { file: seg.logPath });
     const src = seg.file;
     const end = seg.size;
@@ -64,18 +68,24 @@ export class BatchReader {
     let prevLast = -1;
     const entry: Batch = { position: 0, size: 0, header: undefined as unknown as BatchHeader, buf: this.buf, bufPos: 0 };
     const fail = (at: number, reason: string) => new LogtoolError('corrupt', reason, { file, position: at });
+    let skipAt = 0;
+    while (skipAt < skips.length && skips[skipAt]!.to <= startPosition) skipAt++;
+    /** Reads stop here: the next skipped range, or the end. */
+    let readEnd = skipAt < skips.length ? skips[skipAt]!.from : end;
     /** Makes buf hold [pos, pos + n). */
     const ensure = (n: number): void => {
       if (pos + n <= bufStart + bufLen) return;
+      const kept = Math.max(0, bufStart + bufLen - pos);
       if (n > this.buf.length) {
         const bigger = Buffer.allocUnsafe(Math.max(n, this.buf.length));
-        this.buf.copy(bigger, 0, pos - bufStart, bufLen);
+        if (kept > 0) this.buf.copy(bigger, 0, pos - bufStart, bufLen);
         this.buf = bigger;
-      } else this.buf.copy(this.buf, 0, pos - bufStart, bufLen);
-      bufLen -= pos - bufStart;
+      } else if (kept > 0) this.buf.copy(this.buf, 0, pos - bufStart, bufLen);
+      bufLen = kept;
       bufStart = pos;
+      assert(pos + n <= readEnd || readEnd === end, 'a skipped range that does not begin at a batch boundary', { file, position: pos });
       while (bufLen < n) {
-        const want = Math.min(this.buf.length - bufLen, end - (bufStart + bufLen));
+        const want = Math.min(this.buf.length - bufLen, readEnd - (bufStart + bufLen));
         const got = want > 0 ? src.read(this.buf, bufLen, want, bufStart + bufLen) : 0;
         if (got <= 0) throw fail(pos, 'segment ended inside a batch');
         bufLen += got;
@@ -83,6 +93,14 @@ export class BatchReader {
       }
     };
     while (pos < end) {
+      if (skipAt < skips.length && pos === skips[skipAt]!.from) {
+        const skip = skips[skipAt++]!;
+        assert(skip.to <= end && skip.lastOffset > prevLast, 'a skipped range outside the segment or out of order', { file, position: pos });
+        prevLast = skip.lastOffset;
+        pos = skip.to;
+        readEnd = skipAt < skips.length ? skips[skipAt]!.from : end;
+        continue;
+      }
       if (end - pos < RECORD_BATCH_OVERHEAD) throw fail(pos, `${end - pos} bytes at the end do not form a batch`);
       ensure(RECORD_BATCH_OVERHEAD);
       let p = pos - bufStart;

@@ -44,6 +44,8 @@ export class SegmentsCleaner {
     const groups = groupSegmentsBySize(toClean, log.config, round.firstUncleanable);
     this.run.progress.start('clean', toClean.reduce((n, s) => n + s.size, 0), round.pass);
     const result: LogSegment[] = [];
+    // The active producers' last data offsets, sorted: their batches are kept (dead-runs.ts).
+    const lastData = Float64Array.from([...active.values()].map((p) => p.lastDataOffset).filter((o) => o >= 0)).sort();
     // The previous group's `.deleted` files, being removed in the background while this group is
     // filtered (with no delete delay); it ends before this group's first step, so steps keep their order.
     let removal: Promise<void> | undefined;
@@ -51,7 +53,7 @@ export class SegmentsCleaner {
       for (const group of groups) {
         const before = group.reduce((n, s) => n + s.size, 0);
         txn.cleanedIndex = [];
-        const { out, unchanged } = await this.writeGroup(group, map, txn, active, round);
+        const { out, unchanged } = await this.writeGroup(group, map, txn, active, round, lastData);
         if (removal) {
           const previous = removal;
           removal = undefined;
@@ -100,7 +102,7 @@ export class SegmentsCleaner {
   }
 
   /** Filters a group's batches into a new output; unchanged when every batch was copied as it was. */
-  private async writeGroup(group: LogSegment[], map: OffsetMap, txn: CleanedTxnTracker, active: Map<number, ActiveProducer>, round: CleanRound): Promise<{ out: Output; unchanged: boolean }> {
+  private async writeGroup(group: LogSegment[], map: OffsetMap, txn: CleanedTxnTracker, active: Map<number, ActiveProducer>, round: CleanRound, lastData: Float64Array): Promise<{ out: Output; unchanged: boolean }> {
     const { log, opts, scan, progress, report } = this.run;
     const base = group[0]!.baseOffset;
     const out = opts.dryRun && round.finalPass
@@ -112,7 +114,16 @@ export class SegmentsCleaner {
     let unchanged = group.length === 1;
     try {
       for (const seg of group) {
-        for (const e of scan.entries(seg, 0)) {
+        // Batches the filter would drop whole, skipped unread (dead-runs.ts); counted as dropped.
+        const skips = scan.deadRuns?.deadRanges(seg, map, lastData, round.firstUncleanable);
+        for (const s of skips ?? []) {
+          progress.add(s.to - s.from);
+          report.bytesScanned += s.to - s.from;
+          report.batchesRemoved += s.batches;
+          report.recordsRemoved += s.records;
+          unchanged = false;
+        }
+        for (const e of scan.entries(seg, 0, skips)) {
           progress.add(e.size);
           report.bytesScanned += e.size;
           if (!this.filter.filterBatch(e, seg, txn, active, round.firstUncleanable, map)) unchanged = false;

@@ -184,6 +184,7 @@ export class Cleaner {
       { maxMemoryBytes: this.opts.maxMemoryBytes, offsetMapBytes: this.opts.offsetMapBytes, headerWindowBytes: HEADER_WINDOW_BYTES, dirtyOffsets },
     );
     this.map = sized.map;
+    this.ctx.scan.deadRuns = sized.deadRuns;
     this.ctx.scan.maxDecompressedBytes = sized.maxDecompressedBytes;
     const m = sized.map;
     this.report.offsetMap = { slots: m.slots, memoryBytes: m.memoryBytes, markBytes: m.markBytes, maxEntries: m.maxEntries, peakEntries: 0, keysHashed: 0 };

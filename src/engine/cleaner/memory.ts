@@ -4,11 +4,13 @@
  * the range and the offset map (offset-map.ts), which gets what remains — no more than the dirty
  * range could fill, unless sized explicitly. When the bound has room left after that, the map
  * also marks the dirty range's latest offsets (two bits per offset, offset-map.ts), sparing the
- * recopy a second hash of every dirty key.
+ * recopy a second hash of every dirty key, and — in what is left after that — records runs of
+ * batches the recopy can skip unread (dead-runs.ts, 48 bytes per run, at most MAX_DEAD_RUNS).
  */
 import { InvalidArgumentError } from '../errors.js';
 import { RECORD_BATCH_OVERHEAD } from '../format/record-batch.js';
 import { READ_CHUNK_BYTES } from './batch-reader.js';
+import { DEAD_RUN_BYTES, DeadRuns } from './dead-runs.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR, markBytesFor, MAX_MARKED_OFFSETS } from './offset-map.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
@@ -20,6 +22,8 @@ export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
 const FIXED_OVERHEAD_BYTES = 16 * 1024 * 1024;
 const MIN_OFFSET_MAP_BYTES = 2 * OFFSET_MAP_ENTRY_BYTES;
 const MAX_OFFSET_MAP_BYTES = 0x7fffffff * OFFSET_MAP_ENTRY_BYTES;
+/** Runs of skippable batches recorded at most (3 MiB; each run up to 64 KiB of batches). */
+const MAX_DEAD_RUNS = 65536;
 
 /** What sizing needs to know of each segment in the range (from the header scan). */
 export interface SegmentSizing {
@@ -31,6 +35,8 @@ export interface SegmentSizing {
 
 export interface CleanerMemory {
   map: OffsetMap;
+  /** Runs of batches the recopy may skip (only with the map's marks). */
+  deadRuns: DeadRuns | undefined;
   /** Bound on one batch's decompressed records (0 when nothing is compressed). */
   maxDecompressedBytes: number;
   /** Offset map plus reserved buffers. */
@@ -77,5 +83,8 @@ export function sizeCleanerMemory(
   const dirtyOffsets = sizes.dirtyOffsets ?? 0;
   const marks = dirtyOffsets > 0 && dirtyOffsets <= MAX_MARKED_OFFSETS && reserve + mapBytes + markBytesFor(dirtyOffsets) <= bound ? dirtyOffsets : 0;
   const map = new OffsetMap(mapBytes, DEFAULT_LOAD_FACTOR, marks);
-  return { map, maxDecompressedBytes, accountedBytes: map.memoryBytes + map.markBytes + reserve };
+  const left = bound - reserve - map.memoryBytes - map.markBytes;
+  const maxRuns = marks > 0 ? Math.min(MAX_DEAD_RUNS, dirtyRecords, Math.floor(left / DEAD_RUN_BYTES)) : 0;
+  const deadRuns = maxRuns > 0 ? new DeadRuns(maxRuns) : undefined;
+  return { map, deadRuns, maxDecompressedBytes, accountedBytes: map.memoryBytes + map.markBytes + maxRuns * DEAD_RUN_BYTES + reserve };
 }

@@ -91,6 +91,8 @@ export async function buildOffsetMap(run: CleanRun, map: OffsetMap, segments: Lo
   const { scan, progress } = run;
   const { start, end } = range;
   const refs = scan.refs;
+  const runs = scan.deadRuns;
+  runs?.clear();
   // Kafka's logSegments(start, end): the segment holding start, through those below end.
   let first = 0;
   for (let i = 0; i < segments.length; i++) if (segments[i]!.baseOffset <= start) first = i;
@@ -107,18 +109,25 @@ export async function buildOffsetMap(run: CleanRun, map: OffsetMap, segments: Lo
       const h = e.header;
       if (h.baseOffset >= end) break;
       const last = h.baseOffset + h.lastOffsetDelta;
+      // Whether every record of this plain data batch went into the map (dead-runs.ts).
+      let allMapped = false;
       if ((h.attributes & Attr.control) !== 0) {
         scan.walk(e, seg);
         txn.onControlBatchRead(h, controlType(refs));
       } else if (!txn.onBatchRead(h) && h.recordsCount > 0) {
         scan.walk(e, seg);
+        allMapped = !full && (h.attributes & Attr.transactional) === 0;
         const data = refs.data;
         for (let r = 0; r < refs.count; r++) {
           const kl = refs.keyLen[r]!;
           const offset = h.baseOffset + refs.offsetDelta[r]!;
-          if (offset < start) continue;
+          if (offset < start) {
+            allMapped = false;
+            continue;
+          }
           if (kl < 0) {
             keyless?.add(offset, seg.logPath);
+            allMapped = false;
             continue;
           }
           if (full) continue;
@@ -126,13 +135,17 @@ export async function buildOffsetMap(run: CleanRun, map: OffsetMap, segments: Lo
           if (!map.put(data, ks, ks + kl, offset)) {
             // Full: the round ends at the last mapped offset.
             full = true;
+            allMapped = false;
             if (!keyless) return;
           }
         }
       }
+      if (allMapped) runs?.add(seg, e.position, e.size, h.baseOffset, last, refs.count);
+      else runs?.close();
       if (!full && last >= start) map.updateLatestOffset(last);
       await progress.maybeYield();
     }
+    runs?.close();
     // Offsets gap at the end of a segment: fast-forward to just before the next one.
     if (!full) map.updateLatestOffset(Math.min(nextStart, end) - 1);
   }

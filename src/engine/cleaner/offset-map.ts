@@ -73,6 +73,21 @@ class LatestMarks {
     if (i < 0 || i >= this.capacity || (this.mapped[i >>> 5]! & (1 << (i & 31))) === 0) return -1;
     return (this.latest[i >>> 5]! >>> (i & 31)) & 1;
   }
+
+  /** Whether an offset in [from, to] is still its key's latest; undefined when not all are covered. */
+  anyLatest(from: number, to: number): boolean | undefined {
+    const a = from - this.base;
+    const b = to - this.base;
+    if (a < 0 || b >= this.capacity || b < a) return undefined;
+    const wa = a >>> 5;
+    const wb = b >>> 5;
+    const lo = ~0 << (a & 31);
+    const hi = ~0 >>> (31 - (b & 31));
+    if (wa === wb) return (this.latest[wa]! & lo & hi) !== 0;
+    if ((this.latest[wa]! & lo) !== 0 || (this.latest[wb]! & hi) !== 0) return true;
+    for (let w = wa + 1; w < wb; w++) if (this.latest[w] !== 0) return true;
+    return false;
+  }
 }
 
 /** Most offsets a map can mark (bit indexes stay 31-bit). */
@@ -237,5 +252,13 @@ export class OffsetMap {
     const marked = this.marks ? this.marks.state(offset) : -1;
     if (marked >= 0) return marked === 1;
     return offset >= this.get(buf, start, end);
+  }
+
+  /**
+   * Whether an offset in [from, to] is marked as its key's latest: false only when every offset
+   * of the range lies in the marks and none is (undefined without marks or outside them).
+   */
+  anyLatest(from: number, to: number): boolean | undefined {
+    return this.marks?.anyLatest(from, to);
   }
 }

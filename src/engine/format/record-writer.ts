@@ -29,6 +29,16 @@ export function uvarintBytes(z: number): number {
 
 /** Writes the unsigned varint of z (a zig-zag value below 2^32) at pos; returns the position after it. */
 export function putUvarint(into: Buffer, pos: number, z: number): number {
+  // One and two bytes (deltas, lengths below 8 KiB) without the loop.
+  if (z < 0x80) {
+    into[pos] = z;
+    return pos + 1;
+  }
+  if (z < 0x4000) {
+    into[pos] = z | 0x80;
+    into[pos + 1] = z >>> 7;
+    return pos + 2;
+  }
   while (z >= 0x80) {
     into[pos++] = (z & 0x7f) | 0x80;
     z >>>= 7;

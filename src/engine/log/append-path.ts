@@ -102,6 +102,19 @@ export class AppendPath {
   /** Buffered mode: append() encodes into this arena at arenaPos; reset once the buffer is committed. */
   private arena: Buffer | undefined;
   private arenaPos = 0;
+  /** encodeOptions()'s object, all its fields present from the start (one shape for the encoders). */
+  private readonly encodeOpts: EncodeBatchOptions = {
+    baseOffset: 0,
+    compression: undefined,
+    producerId: undefined,
+    producerEpoch: undefined,
+    baseSequence: undefined,
+    transactional: undefined,
+    control: undefined,
+    logAppendTime: undefined,
+    nowMs: 0,
+    into: undefined,
+  };
 
   constructor(host: AppendHost, nextOffset: number) {
     this.host = host;
@@ -177,18 +190,23 @@ export class AppendPath {
     }
   }
 
+  /**
+   * The encoder's options for one append: one object per log, every field set again on each call
+   * (no allocation per append; the encoders keep nothing of it once they return).
+   */
   private encodeOptions(baseOffset: number, options: AppendOptions): EncodeBatchOptions {
-    return {
-      baseOffset,
-      compression: options.compression,
-      producerId: options.producerId,
-      producerEpoch: options.producerEpoch,
-      baseSequence: options.baseSequence,
-      transactional: options.transactional,
-      control: options.control,
-      logAppendTime: options.logAppendTime,
-      nowMs: Date.now(),
-    };
+    const o = this.encodeOpts;
+    o.baseOffset = baseOffset;
+    o.compression = options.compression;
+    o.producerId = options.producerId;
+    o.producerEpoch = options.producerEpoch;
+    o.baseSequence = options.baseSequence;
+    o.transactional = options.transactional;
+    o.control = options.control;
+    o.logAppendTime = options.logAppendTime;
+    o.nowMs = Date.now();
+    o.into = undefined;
+    return o;
   }
 
   /**

@@ -168,6 +168,10 @@ export class LogFlusher {
 
   /** The flush made the committed bytes up to `total` (ending at `pos`) durable. */
   private flushedUpTo(total: number, pos: LogPosition, fsyncs: number): FlushOutcome {
+    // The active segment's index entries appends left pending are written before the recovery point moves.
+    const active = this.host.segments.active;
+    active.offsetIndex.writePending();
+    active.timeIndex.writePending();
     this.flushedTotal = total;
     this.flushedPos = pos;
     // Every segment below the one holding `pos.offset` was sealed before this flush began, so it is

@@ -38,6 +38,9 @@ import { LogMaintenance, type CompactionRound } from './log-maintenance.js';
 import type { LogPositions, LogWarning, SegmentInfo } from './log-types.js';
 import type { LogInit, LogOptions } from './log-options.js';
 
+/** append()'s options when none are given: shared, not a new object per call. */
+const NO_APPEND_OPTIONS: AppendOptions = Object.freeze({});
+
 export type { LogWarning, SegmentInfo, LogPosition, LogPositions } from './log-types.js';
 export type { LogOptions } from './log-options.js';
 export type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-path.js';
@@ -124,7 +127,7 @@ export class Log {
    * Appends records as one batch. Offsets are assigned at once (in call order); the promise
    * resolves when the batch is acknowledged under the flush mode (see AppendResult.status).
    */
-  append(records: readonly RecordInput[], options: AppendOptions = {}): Promise<AppendResult> {
+  append(records: readonly RecordInput[], options: AppendOptions = NO_APPEND_OPTIONS): Promise<AppendResult> {
     return this.producers.append(this.writeSide.appender, records, options);
   }
 

@@ -38,6 +38,13 @@ export class ProducerAppends {
 
   /** Log.append: idempotent producer fields checked as Kafka's broker checks them (partition-state/idempotence.ts). */
   append(appender: AppendPath, records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> {
+    if (options.producerId === undefined) {
+      // No producer (id −1): nothing to check or record, only the snapshot's note (no batch description per append).
+      const baseOffset = appender.nextOffset;
+      const result = appender.append(records, options);
+      this.snapshots?.noteAppend(-1, baseOffset, appender.nextOffset - 1);
+      return result;
+    }
     const b = { producerId: options.producerId ?? -1, producerEpoch: options.producerEpoch ?? -1, baseSequence: options.control ? -1 : (options.baseSequence ?? -1), count: records.length, transactional: options.transactional, control: options.control ? records[0] : undefined };
     if (b.producerId >= 0) this.ensureWritable();
     const dup = this.guard.check(b);
@@ -45,14 +52,15 @@ export class ProducerAppends {
     const baseOffset = appender.nextOffset;
     const result = appender.append(records, options);
     this.guard.appended(b, baseOffset);
-    this.snapshots?.noteAppend(b.producerId, baseOffset + records.length - 1);
+    this.snapshots?.noteAppend(b.producerId, baseOffset, baseOffset + records.length - 1);
     return result;
   }
 
   /** Log.appendValueSlices: no producer (id -1), so no idempotence check, only the snapshot's note. */
   appendValueSlices(appender: AppendPath, slices: ValueSlices, options: ValueSliceAppendOptions): Promise<AppendResult> {
+    const baseOffset = appender.nextOffset;
     const result = appender.appendValueSlices(slices, options);
-    this.snapshots?.noteAppend(-1, appender.nextOffset - 1);
+    this.snapshots?.noteAppend(-1, baseOffset, appender.nextOffset - 1);
     return result;
   }
 

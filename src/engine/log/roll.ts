@@ -8,6 +8,7 @@ import type { FileIO } from '../io.js';
 import { InvalidArgumentError, LogtoolError, assert } from '../errors.js';
 import { cleanupPolicy, type LogConfig } from '../config.js';
 import { LogSegment } from '../segment/segment.js';
+import { preallocationPolicy } from '../segment/preallocation.js';
 import type { LogSegments } from './log-segments.js';
 
 export interface RollHost {
@@ -96,7 +97,7 @@ export class Roller {
       create: 'exclusive',
       files: old.fdCache,
     });
-    seg.preallocateBytes = config.preallocateBytes;
+    seg.preallocate(preallocationPolicy(config));
     seg.zeroTailIsEnd = true;
     segments.add(seg);
     this.host.onRolled();

@@ -7,6 +7,7 @@
 import type { FileIO } from '../io.js';
 import type { LogConfig } from '../config.js';
 import { FlushPipeline } from '../flush/group-commit.js';
+import { preallocationPolicy } from '../segment/preallocation.js';
 import type { LogSegments } from './log-segments.js';
 import { AppendPath } from './append-path.js';
 import { Roller } from './roll.js';
@@ -65,7 +66,7 @@ export function wireWriteSide(host: WriteSideHost, nextOffset: number, thoroughF
   });
   const appender: AppendPath = new AppendPath({ ...parts, roller, ensureWritable: () => host.ensureWritable() }, nextOffset);
   if (!readOnly) {
-    segments.active.preallocateBytes = config.preallocateBytes;
+    segments.active.preallocate(preallocationPolicy(config));
     pipeline = new FlushPipeline(
       {
         commitBuffered: () => appender.commitBuffered(),

@@ -48,6 +48,7 @@ export function entryControlMarker(entry: LogEntry): ControlMarker | undefined {
  */
 export function replayBatches(state: ProducerStateManager, segments: readonly LogSegment[], fromOffset: number, upTo: number): number {
   let batches = 0;
+  if (fromOffset >= upTo) return 0; // nothing between (a snapshot at upTo itself): no lookup either
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i]!;
     const next = segments[i + 1];

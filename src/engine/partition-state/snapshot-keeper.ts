@@ -9,7 +9,9 @@
  * The state at a snapshot's offset is the state at the previous one (or, first, the newest usable
  * snapshot at or below the recovery point the log opened with) plus the batches between them, less
  * the producers expired by then (Kafka's removeExpiredProducers; see logClockMs); when
- * no batch with a producer id was appended in between, nothing is read. Memory: one entry per
+ * no batch with a producer id was appended in between, nothing is read — neither for the first
+ * snapshot after open, whose state is then the state where this writer's appends began (Kafka
+ * writes its snapshot from the in-memory state, it does not rescan). Memory: one entry per
  * producer id. Removing snapshots stays with the log's ends (log-ends.ts, segment-changes.ts:
  * Kafka's deleteSnapshotsBefore and the snapshot retired with a deleted segment).
  */
@@ -24,6 +26,8 @@ export class ProducerSnapshotKeeper {
   private changed = false;
   /** One past the last offset of the last batch with a producer id appended since open. */
   private producerBatchesEnd = -1;
+  /** The lowest base offset appended since open (undefined: none). */
+  private firstAppended: number | undefined;
   private lastTaken = -1;
   /** Snapshots written by rolls and not fsynced yet. */
   private unsynced: string[] = [];
@@ -36,8 +40,9 @@ export class ProducerSnapshotKeeper {
   ) {}
 
   /** A batch [baseOffset, lastOffset] was appended (producerId −1: none). */
-  noteAppend(producerId: number, lastOffset: number): void {
+  noteAppend(producerId: number, baseOffset: number, lastOffset: number): void {
     this.changed = true;
+    if (this.firstAppended === undefined || baseOffset < this.firstAppended) this.firstAppended = baseOffset;
     if (producerId >= 0) this.producerBatchesEnd = Math.max(this.producerBatchesEnd, lastOffset + 1);
   }
 
@@ -45,7 +50,7 @@ export class ProducerSnapshotKeeper {
   noteEncoded(batch: Buffer): void {
     if (batch.length < RECORD_BATCH_OVERHEAD) return;
     const h = readBatchHeader(batch, 0);
-    this.noteAppend(h.producerId, h.baseOffset + h.lastOffsetDelta);
+    this.noteAppend(h.producerId, h.baseOffset, h.baseOffset + h.lastOffsetDelta);
   }
 
   /**
@@ -116,7 +121,11 @@ export class ProducerSnapshotKeeper {
       c.offset = offset;
       return c.state;
     }
-    const loaded = loadProducerState(this.source, { maxSnapshotOffset: this.recoveryPointAtOpen, upTo: offset, onCorrupt: this.onCorrupt });
+    // No batch appended since open has a producer id: they change no producer (Kafka's update skips
+    // them), so the state at `offset` is the state where this writer's appends began.
+    const quietFrom = this.producerBatchesEnd < 0 ? this.firstAppended : undefined;
+    const upTo = quietFrom === undefined ? offset : Math.min(offset, quietFrom);
+    const loaded = loadProducerState(this.source, { maxSnapshotOffset: this.recoveryPointAtOpen, upTo, onCorrupt: this.onCorrupt });
     this.batchesScanned += loaded.batchesScanned;
     this.cached = { offset, state: loaded.state };
     return loaded.state;

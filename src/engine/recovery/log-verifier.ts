@@ -12,6 +12,8 @@ import { LogtoolError } from '../errors.js';
 import { verifySegmentIndexes } from './index-verifier.js';
 import { entryRecordCount } from '../format/entry-records.js';
 import { indexFileProblems } from './index-sanity.js';
+import { DirectoryLock } from '../log/lock.js';
+import { sleepSync } from '../cleaner/generation.js';
 import { TXN_INDEX_SUFFIX, segmentFileName, type LogSegment } from '../segment/segment.js';
 import { BatchEpochCheck, checkLeaderEpochFile } from '../partition-state/leader-epochs.js';
 
@@ -54,15 +56,26 @@ export interface VerifyOptions {
  * writer retired the segment since this reader opened it (its .log is gone by name too) — then its
  * entries against the log. False once `add` says the report is full.
  */
-function verifyIndexFiles(seg: LogSegment, report: VerifyReport, add: (p: VerifyProblem) => boolean): boolean {
+function verifyIndexFiles(seg: LogSegment, isLast: boolean, report: VerifyReport, add: (p: VerifyProblem) => boolean): boolean {
   const txnIndex = path.join(path.dirname(seg.logPath), segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
-  const problems = seg.io.stat(seg.logPath) ? indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset) : [];
+  const check = () => (seg.io.stat(seg.logPath) ? indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset) : []);
+  let problems = check();
+  // A writer rolling creates the new `.log` first and its index files just after: a missing index
+  // of the last segment while a writer holds the partition is looked for again before reporting.
+  const dir = path.dirname(seg.logPath);
+  for (let retry = 0; retry < MISSING_INDEX_RETRIES && isLast && problems.length > 0 && DirectoryLock.isHeld(dir); retry++) {
+    sleepSync(1);
+    problems = check();
+  }
   for (const p of problems) if (!add({ file: p.file, position: p.position, message: p.reason })) return false;
   report.indexEntries += seg.offsetIndex.entries + seg.timeIndex.entries;
   for (const m of verifySegmentIndexes(seg)) if (!add({ file: m.file, entry: m.entry, message: m.message })) return false;
   seg.releaseIndexes();
   return true;
 }
+
+/** Looks (1 ms apart, up to 50 ms) for a live writer's just-rolled segment's index files before reporting them missing. */
+const MISSING_INDEX_RETRIES = 50;
 
 export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
   const maxProblems = opts.maxProblems ?? 1000;
@@ -118,7 +131,7 @@ export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
       const what = scanner.end.kind === 'partial' ? 'torn tail' : 'invalid data';
       if (!add({ file: seg.logPath, position: scanner.end.position, message: `${what}: ${scanner.end.reason}` })) return report;
     }
-    if (!opts.skipIndexes && !verifyIndexFiles(seg, report, add)) return report;
+    if (!opts.skipIndexes && !verifyIndexFiles(seg, seg === log.segments[log.segments.length - 1], report, add)) return report;
     prevFile = seg.logPath;
     done += seg.size;
     opts.onProgress?.(done, total);

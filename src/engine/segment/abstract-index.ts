@@ -3,16 +3,20 @@
  * down to a whole entry, entries written in place, trimmed to the valid entries on roll and close.
  * Entries are read with positional reads (binary search), so memory stays constant whatever the
  * index size. The descriptor comes from the descriptor cache (fd-cache.ts) on each use: an index
- * nobody reads holds none. Entries appended between holdWrites() and writeHeld() (one segment
- * append: every entry of a commit) are kept in memory and written with one write(2); nothing
- * reads, syncs, resizes or truncates the file while entries are held.
+ * nobody reads holds none. Kafka maps the file, so adding an entry costs no syscall; here a
+ * writable index keeps its newest entries pending in memory (at most PENDING_MAX_BYTES) and writes
+ * them with one write(2) when they fill that, and before anything reads, syncs, resizes, truncates
+ * or closes the file (writePending): at a flush, a roll (trimToValidSize), a close. An index file
+ * shorter than its `.log` is a sparse index like any other (lookups scan on from the floor entry),
+ * and a crash that loses pending entries loses them from the active segment only, which recovery
+ * rebuilds (docs/durability.md).
  */
 import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
 
-/** Held entries are written out when they fill this many bytes (the buffer grows to it from 256). */
-const MAX_HELD_BYTES = 64 * 1024;
+/** Pending entries are written out when they fill this many bytes (the buffer grows to it from 256). */
+export const PENDING_MAX_BYTES = 4096;
 
 export interface IndexOpenOptions {
   io: FileIO;
@@ -39,10 +43,9 @@ export abstract class AbstractIndex {
   maxEntries = 0;
   private fileLength = 0;
   protected readonly scratch: Buffer;
-  /** holdWrites() … writeHeld(): entries [heldFrom, entries) are in `held`, not yet in the file. */
-  private holding = false;
-  private heldFrom = 0;
-  private held: Buffer | undefined;
+  /** Entries [pendingFrom, entries) are in `pending`, not yet in the file. */
+  private pendingFrom = 0;
+  private pending: Buffer | undefined;
 
   abstract readonly entrySize: number;
 
@@ -78,6 +81,7 @@ export abstract class AbstractIndex {
     }
     this.maxEntries = Math.floor(this.fileLength / entrySize);
     this.entries = this.countValidEntries();
+    this.pendingFrom = this.entries;
   }
 
   get exists(): boolean {
@@ -114,7 +118,7 @@ export abstract class AbstractIndex {
 
   protected readEntry(i: number): Buffer {
     if (this.file === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
-    this.assertNothingHeld();
+    this.writePending();
     const n = this.file.read(this.scratch, 0, this.entrySize, i * this.entrySize);
     if (n < this.entrySize) this.scratch.fill(0, n);
     return this.scratch;
@@ -123,77 +127,60 @@ export abstract class AbstractIndex {
   /** Reads entries [first, first + count) into `into` (a bounded block read; bytes past the file are zero). */
   protected readEntries(first: number, count: number, into: Buffer): void {
     if (this.file === undefined) throw new LogtoolError('io', 'index is not open', { file: this.path });
-    this.assertNothingHeld();
+    this.writePending();
     const bytes = count * this.entrySize;
     if (bytes > into.length) assert(false, `read of ${count} index entries into ${into.length} bytes`, { file: this.path });
     const n = this.file.read(into, 0, bytes, first * this.entrySize);
     if (n < bytes) into.fill(0, Math.max(n, 0), bytes);
   }
 
+  /** Adds an entry: pending in memory, written out once PENDING_MAX_BYTES of them are pending. */
   protected writeEntry(entry: Buffer): void {
     if (this.file === undefined || !this.writable) throw new LogtoolError('io', 'index is not writable', { file: this.path });
     if (this.entries >= this.maxEntries) throw new LogtoolError('io', `index is full (${this.entries} entries)`, { file: this.path });
-    if (this.holding) {
-      this.hold(entry);
-      return;
+    let at = (this.entries - this.pendingFrom) * this.entrySize;
+    if (at + this.entrySize > PENDING_MAX_BYTES) {
+      this.writePending();
+      at = 0;
     }
-    this.file.write(entry, 0, this.entrySize, this.entries * this.entrySize);
+    if (this.pending === undefined || at + this.entrySize > this.pending.length) {
+      const bigger = Buffer.allocUnsafe(Math.min(PENDING_MAX_BYTES, Math.max(256, 2 * (this.pending?.length ?? 0))));
+      this.pending?.copy(bigger, 0, 0, at);
+      this.pending = bigger;
+    }
+    entry.copy(this.pending, at, 0, this.entrySize);
     this.entries++;
   }
 
-  /** Until writeHeld(), appended entries stay in memory (one segment append: the entries of one commit). */
-  holdWrites(): void {
-    assert(!this.holding, 'index writes are already held', { file: this.path });
-    this.holding = true;
-    this.heldFrom = this.entries;
+  /** Entries added and not yet written to the file. */
+  get pendingEntries(): number {
+    return Math.max(0, this.entries - this.pendingFrom);
   }
 
-  private hold(entry: Buffer): void {
-    let at = (this.entries - this.heldFrom) * this.entrySize;
-    if (this.held === undefined || at + this.entrySize > this.held.length) {
-      if (at + this.entrySize > MAX_HELD_BYTES) {
-        this.flushHeld();
-        at = 0;
-      } else {
-        const bigger = Buffer.allocUnsafe(Math.min(MAX_HELD_BYTES, Math.max(256, 2 * (this.held?.length ?? 0), at + this.entrySize)));
-        this.held?.copy(bigger, 0, 0, at);
-        this.held = bigger;
-      }
-    }
-    entry.copy(this.held!, at, 0, this.entrySize);
-    this.entries++;
-  }
-
-  /** Writes the held entries with one write(2), after the `.log` bytes they point at were written. */
-  writeHeld(): void {
-    if (!this.holding) return;
-    this.holding = false;
-    this.flushHeld();
-  }
-
-  private flushHeld(): void {
-    const count = this.entries - this.heldFrom;
-    if (count === 0) return;
+  /**
+   * Writes the pending entries with one write(2), after the `.log` bytes they point at (an entry is
+   * added only once its batch was written). On failure the file holds none of them (the index
+   * forgets them: a sparse index without them is still right) and the error is thrown.
+   */
+  writePending(): void {
+    const count = this.entries - this.pendingFrom;
+    if (count <= 0) return; // none (a read-only index bounded by LazyIndex.snapshotEntries: fewer)
     const bytes = count * this.entrySize;
+    const position = this.pendingFrom * this.entrySize;
     try {
-      const n = this.file!.write(this.held!, 0, bytes, this.heldFrom * this.entrySize);
-      if (n !== bytes) assert(false, `short write of ${n} of ${bytes} index bytes`, { file: this.path, position: this.heldFrom * this.entrySize });
+      const n = this.file!.write(this.pending!, 0, bytes, position);
+      if (n !== bytes) assert(false, `short write of ${n} of ${bytes} index bytes`, { file: this.path, position });
     } catch (e) {
-      this.entries = this.heldFrom; // the file holds none of them (the log fails: no later entry is appended)
-      this.holding = false;
+      this.entries = this.pendingFrom;
       throw e;
     }
-    this.heldFrom = this.entries;
-  }
-
-  private assertNothingHeld(): void {
-    if (this.holding && this.entries !== this.heldFrom) assert(false, `${this.entries - this.heldFrom} index entries held unwritten while the file is used`, { file: this.path });
+    this.pendingFrom = this.entries;
   }
 
   /** Sets the file length to a whole number of entries ≥ the valid entries (Kafka's resize). */
   resize(maxIndexBytes: number): void {
     if (this.file === undefined || !this.writable) return;
-    this.assertNothingHeld();
+    this.writePending();
     const rounded = Math.floor(maxIndexBytes / this.entrySize) * this.entrySize;
     const length = Math.max(rounded, this.entries * this.entrySize);
     if (length !== this.fileLength) {
@@ -206,7 +193,7 @@ export abstract class AbstractIndex {
   /** Kafka's trimToValidSize: file length = entries × entrySize. */
   trimToValidSize(): void {
     if (this.file === undefined || !this.writable) return;
-    this.assertNothingHeld();
+    this.writePending();
     const length = this.entries * this.entrySize;
     if (length !== this.fileLength) {
       this.file.truncate(length);
@@ -218,10 +205,14 @@ export abstract class AbstractIndex {
   /** Drops every entry from index n on (zeroing them, so the file stays self-describing). */
   truncateToEntries(n: number): void {
     if (n >= this.entries) return;
-    this.assertNothingHeld();
-    if (this.file !== undefined && this.writable) {
-      const zeros = Buffer.alloc((this.entries - n) * this.entrySize);
-      this.file.write(zeros, 0, zeros.length, n * this.entrySize);
+    // Pending entries at or above n are dropped unwritten; the ones below are written first.
+    if (n < this.pendingFrom) {
+      this.entries = this.pendingFrom;
+      if (this.file !== undefined && this.writable) {
+        const zeros = Buffer.alloc((this.entries - n) * this.entrySize);
+        this.file.write(zeros, 0, zeros.length, n * this.entrySize);
+      }
+      this.pendingFrom = n;
     }
     this.entries = n;
   }
@@ -231,18 +222,26 @@ export abstract class AbstractIndex {
   }
 
   flush(): void {
-    this.assertNothingHeld();
+    this.writePending();
     if (this.file !== undefined && this.writable) this.file.datasync();
   }
 
   /** flush without blocking the event loop (the append path). */
   async flushAsync(): Promise<void> {
-    this.assertNothingHeld();
+    this.writePending();
     if (this.file !== undefined && this.writable) await this.file.datasyncAsync();
   }
 
-  close(): void {
-    if (this.file !== undefined) {
+  /**
+   * Writes the pending entries and closes the file; `discardPending` (a crash-like close) drops
+   * them instead, as a crash would.
+   */
+  close(discardPending = false): void {
+    if (discardPending) this.entries = Math.min(this.entries, this.pendingFrom);
+    if (this.file === undefined) return;
+    try {
+      this.writePending();
+    } finally {
       // close(2) releases the descriptor even when it reports an error: never close it twice
       // (a second close fails with EBADF, or closes a descriptor reused meanwhile).
       const file = this.file;

@@ -47,9 +47,12 @@ export class LazyIndex<T extends OffsetIndex | TimeIndex> {
     this.index = undefined;
   }
 
-  /** Closes the file if open (Kafka's LazyIndex.close): the index object stays, unusable. */
-  close(): void {
-    this.index?.close();
+  /**
+   * Closes the file if open (Kafka's LazyIndex.close): the index object stays, unusable. Pending
+   * entries are written first, or dropped with `discardPending` (a crash-like close).
+   */
+  close(discardPending = false): void {
+    this.index?.close(discardPending);
   }
 
   /** After the file was renamed `<path><suffix>`: later uses open the renamed file. */

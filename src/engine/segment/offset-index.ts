@@ -138,9 +138,9 @@ export class OffsetIndex extends AbstractIndex {
     super.truncateToEntries(n);
   }
 
-  override close(): void {
+  override close(discardPending = false): void {
     this.blocks.clear();
-    super.close();
+    super.close(discardPending);
   }
 
   /** Drops entries with offset ≥ target (Kafka's truncateTo). */

@@ -2,7 +2,8 @@
  * The `.index` and `.timeindex` of one segment as its appends keep them: the index half of Kafka's
  * LogSegment (lazyOffsetIndex, lazyTimeIndex, bytesSinceLastIndexEntry, maxTimestampAndOffsetSoFar
  * and the index part of append and onBecomeInactiveSegment). Entries follow Kafka's interval rule
- * (kafka-format.md §8) and are written with one write(2) per index for a whole append, after the
+ * (kafka-format.md §8) and stay pending in memory until a flush, a roll, a close or
+ * PENDING_MAX_BYTES of them (abstract-index.ts), then go to each file with one write(2), after the
  * `.log` bytes they point at: an entry never points past written data.
  */
 import { LazyIndex } from './lazy-index.js';
@@ -69,30 +70,25 @@ export class SegmentIndexes {
   append(position: number, batches: readonly AppendedBatchInfo[]): void {
     const offsetIndex = this.offset.get();
     const timeIndex = this.time.get();
-    offsetIndex.holdWrites();
-    timeIndex.holdWrites();
-    try {
-      let p = position;
-      for (const b of batches) {
-        if (b.maxTimestamp > this.maxTimestampSoFar) {
-          this.maxTimestampSoFar = b.maxTimestamp;
-          this.offsetOfMaxTimestampSoFar = b.lastOffset;
-        }
-        if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
-          offsetIndex.append(b.lastOffset, p);
-          timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
-          this.bytesSinceLastIndexEntry = 0;
-        }
-        this.bytesSinceLastIndexEntry += b.size;
-        p += b.size;
+    let p = position;
+    for (const b of batches) {
+      if (b.maxTimestamp > this.maxTimestampSoFar) {
+        this.maxTimestampSoFar = b.maxTimestamp;
+        this.offsetOfMaxTimestampSoFar = b.lastOffset;
       }
-    } finally {
-      try {
-        offsetIndex.writeHeld();
-      } finally {
-        timeIndex.writeHeld();
+      if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
+        offsetIndex.append(b.lastOffset, p);
+        timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
+        this.bytesSinceLastIndexEntry = 0;
       }
+      this.bytesSinceLastIndexEntry += b.size;
+      p += b.size;
     }
+  }
+
+  /** Writes both files' pending entries (a flush: before the recovery point moves past them). */
+  writePending(): void {
+    this.each((index) => index.writePending());
   }
 
   /** After recovery rebuilt the files: the interval rule restarts from the rebuild's end. */

@@ -13,7 +13,7 @@ import { TimeIndex } from './time-index.js';
 import { SegmentIndexes, type AppendedBatchInfo } from './segment-indexes.js';
 import { EntryScanner, type LogEntry, type ScanEnd } from './file-records.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
-import { SegmentPreallocation } from './preallocation.js';
+import { SegmentPreallocation, type PreallocationPolicy } from './preallocation.js';
 import { decodeRecords, type LogRecord } from '../format/record-batch.js';
 import { findOffsetByTimestamp, readNextOffset, translateOffset } from './segment-lookup.js';
 import { scanAndIndex, writeIndexFiles } from '../recovery/index-rebuilder.js';
@@ -179,9 +179,9 @@ export class LogSegment {
   /**
    * Appends whole batches held in buf[start, end) at the end of the `.log`. `batches` describes
    * each batch (its size, last offset and max timestamp) in order; each gets index entries by
-   * Kafka's interval rule, so that every entry points at a single batch. The entries are written
-   * after the `.log` bytes, with one write(2) per index for the whole append (a commit of many
-   * small batches made two syscalls per batch before).
+   * Kafka's interval rule, so that every entry points at a single batch. The entries stay pending
+   * in memory (Kafka's are in a mapped file): written with one write(2) per index at the next
+   * flush, roll or close, or once 4 KiB of them are pending (segment-indexes.ts).
    */
   append(buf: Buffer, start: number, end: number, batches: readonly AppendedBatchInfo[]): number {
     if (!this.writable) throw new LogtoolError('io', 'segment is read-only', { file: this.logPath });
@@ -198,15 +198,11 @@ export class LogSegment {
   }
 
   /**
-   * Zeros kept written ahead of `size` (0: none). Set by the writer on its active segment only;
-   * cleared, and the zeros trimmed, when the segment becomes inactive.
+   * How many zeros are kept written ahead of `size` (preallocation.ts). Set by the writer on its
+   * active segment only; cleared, and the zeros trimmed, when the segment becomes inactive.
    */
-  get preallocateBytes(): number {
-    return this.preallocation.aheadBytes;
-  }
-
-  set preallocateBytes(bytes: number) {
-    this.preallocation.aheadBytes = bytes;
+  preallocate(policy: PreallocationPolicy): void {
+    this.preallocation.setPolicy(policy);
   }
 
   /** Cuts preallocated zeros off the `.log` (on roll and close); the next fdatasync commits the size. */
@@ -343,11 +339,16 @@ export class LogSegment {
 
   /** fdatasync of the `.log` only (group commit). */
   flushLog(): void {
-    if (this.writable && !this.closed && !this.retired) this.logFile.datasync();
+    if (this.writable && !this.closed && !this.retired) {
+      this.logFile.datasync();
+      this.preallocation.synced();
+    }
   }
 
   flushLogAsync(): Promise<void> {
-    return this.writable && !this.closed && !this.retired ? this.logFile.datasyncAsync() : Promise.resolve();
+    if (!this.writable || this.closed || this.retired) return Promise.resolve();
+    this.preallocation.synced();
+    return this.logFile.datasyncAsync();
   }
 
   /** Log, then indexes (Kafka's LogSegment.flush order). */
@@ -386,8 +387,8 @@ export class LogSegment {
   }
 
   /**
-   * Closes without trimming (a crash-like close, or a read-only segment). Every descriptor is
-   * closed even when an earlier close(2) fails; the first failure is thrown afterwards.
+   * Closes without trimming or writing pending index entries (a crash-like close, or a read-only
+   * segment). Every descriptor is closed even when an earlier close(2) fails; the first failure is thrown afterwards.
    */
   closeQuietly(): void {
     if (this.closed) return;
@@ -399,8 +400,8 @@ export class LogSegment {
         first ??= e;
       }
     };
-    attempt(() => this.indexes.offset.close());
-    attempt(() => this.indexes.time.close());
+    attempt(() => this.indexes.offset.close(true));
+    attempt(() => this.indexes.time.close(true));
     attempt(() => this.closeLogFile());
     if (first !== undefined) throw first;
   }

@@ -20,7 +20,7 @@ import {
   type BatchHeader,
   type RecordInput,
 } from '../../../src/engine/format/record-batch.js';
-import { crc32c, crc32cJs } from '../../../src/engine/format/crc32c.js';
+import { crc32c, crc32cJs, nativeThresholdBytes, setNativeThresholdBytes } from '../../../src/engine/format/crc32c.js';
 import { CorruptDataError, LogtoolError } from '../../../src/engine/errors.js';
 import { recordArb, T0 } from '../arbitraries.js';
 
@@ -45,6 +45,20 @@ describe('CRC-32C', () => {
     // Force the native path too, whatever the threshold.
     const big = Buffer.alloc(4096, 0x61);
     expect(crc32c(big)).toBe(crc32cJs(big));
+  });
+
+  it('JS slice-by-16 agrees with the native add-on at every length and offset below the threshold, chained', () => {
+    const buf = Buffer.alloc(600);
+    for (let i = 0; i < buf.length; i++) buf[i] = (i * 2654435761) >>> 24;
+    const threshold = nativeThresholdBytes;
+    const jsCrcs: number[] = [];
+    for (let len = 0; len <= 520; len++) jsCrcs.push(crc32cJs(buf, len % 7, (len % 7) + len, len * 977));
+    setNativeThresholdBytes(0);
+    try {
+      for (let len = 0; len <= 520; len++) expect(crc32c(buf, len % 7, (len % 7) + len, len * 977)).toBe(jsCrcs[len]);
+    } finally {
+      setNativeThresholdBytes(threshold);
+    }
   });
 
   it('JS and native agree on random data and sub-ranges', () => {

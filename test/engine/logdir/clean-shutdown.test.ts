@@ -6,11 +6,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../../src/api.js';
 import { makeTempDir, removeTempDirs } from '../../helpers/fixtures.js';
-import { engineEntry, ensureBuilt } from '../../helpers/build.js';
+import { builtEngineChild } from '../../helpers/build.js';
 
 const MARKER = '.kafka_cleanshutdown';
 const EPOCH_MARKER = '{"version":0,"brokerEpoch":42}';
@@ -43,9 +42,7 @@ setInterval(() => {}, 1000);
 let childScript: string;
 
 beforeAll(() => {
-  ensureBuilt();
-  childScript = path.join(makeTempDir('logtool-marker-child-'), 'child.mjs');
-  fs.writeFileSync(childScript, CHILD(pathToFileURL(engineEntry).href));
+  childScript = builtEngineChild('logtool-marker-child-', CHILD);
 });
 afterAll(() => removeTempDirs());
 

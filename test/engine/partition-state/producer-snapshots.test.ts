@@ -27,6 +27,7 @@ import { loadProducerState, snapshotEntriesOf } from '../../../src/engine/partit
 import { encodeProducerSnapshot } from '../../../src/engine/partition-state/producer-snapshot.js';
 import { listProducerSnapshots } from '../../../src/engine/partition-state/snapshot-files.js';
 import { fixturePath, makeTempDir, removeTempDirs, requireFixtures, treeSnapshot } from '../../helpers/fixtures.js';
+import { countingIO } from '../../helpers/counting-io.js';
 
 const haveFixtures = requireFixtures(import.meta.url);
 afterAll(removeTempDirs);
@@ -94,6 +95,39 @@ describe.runIf(haveFixtures)("Kafka's snapshots of a real broker's idempotent pa
     await log.append([{ key: null, value: Buffer.from('x') }]);
     await log.close();
     expect(listProducerSnapshots(realIO, dir).map((s) => s.offset)).toEqual([3586, 5579, 5580]);
+  });
+});
+
+describe('the snapshot at close, when no producer id was appended since open', () => {
+  it('reads no batch of the log (Kafka writes it from memory) and holds what a full scan holds', async () => {
+    const dir = path.join(makeTempDir(), 'q-0');
+    const value = Buffer.alloc(100, 1);
+    const plain = async (log: Log, n: number) => {
+      for (let i = 0; i < n; i++) await log.append([{ key: null, value }]);
+    };
+    /** `.log` reads of close(), of a log opened on the counting I/O layer that appended `n` records without a producer id. */
+    const closeReads = async (n: number): Promise<number> => {
+      const counting = countingIO();
+      const log = Log.open(dir, { io: counting.io, config: { flushMode: 'async' } });
+      await plain(log, n);
+      const before = counting.logReads();
+      await log.close();
+      return counting.logReads() - before;
+    };
+    // At most one read: the clean-shutdown marker's check of the tail after the last index entry
+    // (clean-shutdown.ts). The replay of every batch header since the last snapshot took 14.
+    expect(await closeReads(300)).toBeLessThanOrEqual(1); // a new log
+    let log = Log.open(dir);
+    for (const pid of [7, 8]) await log.append([{ key: null, value }, { key: null, value }], { producerId: pid, producerEpoch: 0, baseSequence: 0 });
+    await log.close();
+    expect(await closeReads(300)).toBeLessThanOrEqual(1); // a reopened one
+    log = Log.open(dir, { readOnly: true });
+    const full = scanProducerState(log.segments);
+    await log.close();
+    const last = listProducerSnapshots(realIO, dir).at(-1)!;
+    expect(last.offset).toBe(604);
+    expect(fs.readFileSync(path.join(dir, name(604, '.snapshot'))).equals(encodeProducerSnapshot(snapshotEntriesOf(full)))).toBe(true);
+    expect(snapshotEntriesOf(full).map((e) => e.producerId)).toEqual(expect.arrayContaining([7n, 8n]));
   });
 });
 

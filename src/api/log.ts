@@ -4,7 +4,8 @@
  * Everything here is loaded by a one-record read anyway.
  */
 export { Log, type LogOptions, type AppendOptions, type AppendResult, type LogPosition, type SegmentInfo, type LogWarning } from '../engine/log/log.js';
-export { LogReader, type ReadOptions, type BatchReadOptions } from '../engine/log/log-reader.js';
+export { LogReader, type ReadOptions, type ViewReadOptions, type BatchReadOptions } from '../engine/log/log-reader.js';
+export { RecordView } from '../engine/format/record-view.js';
 export { defaultLogConfig, type LogConfig, type FlushMode } from '../engine/config.js';
 export type { LoadReport } from '../engine/recovery/loader.js';
 export type { AckStatus } from '../engine/flush/group-commit.js';

@@ -111,7 +111,7 @@ no data for them); a metadata log's KRaft control records show as <Label>\t<JSON
       const range = readRange(log, opts);
       if (opts.follow && opts.batches) throw new LogtoolError('usage', '--follow prints records; it cannot be used with --batches');
       if (opts.batches) {
-        for (const b of log.reader().batches({ fromOffset: opts.fromOffset, maxBatches: opts.maxRecords })) {
+        for (const b of log.reader().batches({ fromOffset: opts.fromOffset, maxBatches: opts.maxRecords, reuseBuffer: true })) {
           if (out.closed) break;
           if (opts.json) await out.json(batchJson(b));
           else await out.line(batchText(b));

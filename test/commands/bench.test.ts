@@ -26,6 +26,7 @@ const REQUIRED = [
   'sync-group-256',
   'buffered-append-100B',
   'read-decode-100B',
+  'read-view-100B',
   'scan-crc',
   'random-lookup',
   'raw-write-100B',

@@ -147,6 +147,27 @@ describe('Log.read({ reuseBuffer: true }) (what `logtool read` uses: it copies w
   });
 });
 
+describe('Log.readViews() (one reused view: valid until the next step)', () => {
+  it('reads through one reused buffer per segment, as read({ reuseBuffer: true })', async () => {
+    const walk = (views: boolean) =>
+      observeLogReads(() =>
+        withLog((log) => {
+          let n = 0;
+          if (views) for (const v of log.readViews()) n += v.valueLength === 100 ? 1 : 0;
+          else for (const r of log.read()) n += r.value!.length === 100 ? 1 : 0;
+          return n;
+        }),
+      );
+    const fresh = await walk(false);
+    const viewed = await walk(true);
+    expect(viewed.result).toBe(BATCHES * RECORDS_PER_BATCH);
+    expect(fresh.result).toBe(viewed.result);
+    expect(viewed.bytes).toBeGreaterThanOrEqual(logBytes);
+    expect(fresh.buffers).toBeGreaterThan(viewed.buffers);
+    expect(viewed.buffers).toBeLessThanOrEqual(MAX_BUFFERS + OPEN_BUFFERS);
+  });
+});
+
 describe('a scan that hands entries out', () => {
   it('never refills a buffer an entry came from; a reusing scan does, which is why only internal walks use it', () => {
     const firstBytesOf = (reuseBuffer: boolean) => {

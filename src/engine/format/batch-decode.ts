@@ -8,7 +8,8 @@ import { codecFor, compressionName, CompressionType } from './compression.js';
 import { readVarint, readVarlong, readVarlongBig, type VarintCursor } from './varint.js';
 import { BytesOf } from './byte-view.js';
 import { passRecordsBelow } from './record-skip.js';
-import { Attr, RECORD_BATCH_OVERHEAD, compressionOf, readTimestamp, sizeOf, toTimestamp, type BatchHeader, type LogRecord, type RecordHeader, type Timestamp } from './batch-header.js';
+import { RecordView, walkHeaders } from './record-view.js';
+import { Attr, RECORD_BATCH_OVERHEAD, compressionOf, readTimestamp, sizeOf, toTimestamp, type BatchHeader, type LogRecord, type Timestamp } from './batch-header.js';
 
 export interface DecodeOptions {
   /** Upper bound on the decompressed size of one batch (bytes). */
@@ -62,12 +63,6 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
   return { data: out, start: 0, end: out.length };
 }
 
-/**
- * The headers of every record that has none (and of a skipped record), as Kafka's DefaultRecord
- * shares Record.EMPTY_HEADERS: one frozen array rather than one allocated per record read.
- */
-const NO_HEADERS = Object.freeze([]) as unknown as RecordHeader[];
-
 function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptDataError {
   return new CorruptDataError(`batch at offset ${h.baseOffset}: ${message}`, opts.filePosition, opts.file);
 }
@@ -100,6 +95,8 @@ export class RecordDecoder {
   private readonly c: VarintCursor;
   private index = 0;
   private done = false;
+  /** What next() and checkRest() parse into (nextView's caller brings its own). */
+  private scratch: RecordView | undefined;
 
   constructor(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}) {
     if (h.recordsCount < 0) throw corrupt(h, `negative record count ${h.recordsCount}`, opts);
@@ -120,10 +117,19 @@ export class RecordDecoder {
 
   /** The next record at or above opts.fromOffset, or undefined after the last one (once nothing is left over). */
   next(): LogRecord | undefined {
+    const v = (this.scratch ??= new RecordView());
+    return this.nextView(v) ? v.toRecord() : undefined;
+  }
+
+  /**
+   * Shows the next record at or above opts.fromOffset in `v` (every check next() makes, no object
+   * built); false after the last one (once nothing is left over).
+   */
+  nextView(v: RecordView): boolean {
     // A lookup: the records below fromOffset that check out are passed over in one tight loop.
     if (this.index === 0 && this.fromOffset > this.h.baseOffset) this.index = passRecordsBelow(this.data, this.c, this.end, 0, this.h.recordsCount, this.fromOffset - this.h.baseOffset);
     for (;;) {
-      const r = this.parse();
+      const r = this.parse(v);
       if (r !== null) return r;
     }
   }
@@ -135,87 +141,91 @@ export class RecordDecoder {
    */
   checkRest(): number {
     this.fromOffset = Infinity;
+    const v = (this.scratch ??= new RecordView());
     let n = 0;
-    while (this.parse() !== undefined) n++;
+    while (this.parse(v) !== false) n++;
     return n;
   }
 
   /**
-   * Parses record `index` with every check; builds it unless its offset is below fromOffset (then
-   * null: the checks are the same, only the objects are not made).
+   * Parses record `index` with every check and shows it in `v` (true) unless its offset is below
+   * fromOffset (then null: the checks are the same, `v` holds its parts); false after the last.
    */
-  private parse(): LogRecord | undefined | null {
-    const { h, opts, data, end, c } = this;
+  private parse(v: RecordView): boolean | null {
+    const { h, opts, end, c } = this;
     const i = this.index;
     if (i >= h.recordsCount) {
       if (!this.done && c.pos !== end) throw corrupt(h, `${end - c.pos} bytes remain after ${h.recordsCount} records`, opts);
       this.done = true;
-      return undefined;
+      return false;
     }
+    const start = c.pos;
+    this.parseFields(i, v);
+    this.index = i + 1;
+    const offset = h.baseOffset + v.offsetDelta;
+    if (offset < this.fromOffset) return null;
+    const tsDelta = v.timestampDelta;
+    let timestamp: Timestamp = this.logAppendTime ? this.timestampBase : this.timestampBase + tsDelta;
+    // The sum of two safe integers is exact when it is itself safe.
+    if (!this.exactTimestamps || !Number.isSafeInteger(timestamp) || !Number.isSafeInteger(tsDelta)) timestamp = this.exactTimestamp(start);
+    v.legacy = undefined;
+    v.batch = h;
+    v.bytes = this.data;
+    v.views = this.bytes;
+    v.offset = offset;
+    v.timestamp = timestamp;
+    return true;
+  }
+
+  /** The exact timestamp of the record at `start` (checked), from the batch header's int64s. */
+  private exactTimestamp(start: number): Timestamp {
+    const { buf, pos, data } = this;
+    if (this.logAppendTime) return readTimestamp(buf, pos + 35);
+    let tsPos = start;
+    while (data[tsPos]! >= 0x80) tsPos++; // the record's length varint
+    tsPos += 2; // its last byte, the attributes
+    return toTimestamp(BigInt.asIntN(64, buf.readBigInt64BE(pos + 27) + readVarlongBig(data, tsPos, this.end)));
+  }
+
+  /** Reads record i from the cursor field by field into `v`, with every check and error of Kafka's DefaultRecord.readFrom. */
+  private parseFields(i: number, v: RecordView): void {
+    const { h, opts, data, end, c } = this;
     if (c.pos >= end) throw corrupt(h, `premature end of records: ${i} of ${h.recordsCount} read`, opts);
     const length = readVarint(data, c, end);
     const bodyStart = c.pos;
     if (length < 0 || bodyStart + length > end) throw corrupt(h, `record ${i} length ${length} exceeds the batch`, opts);
     const bodyEnd = bodyStart + length;
     c.pos++; // attributes
-    const tsPos = c.pos;
-    const tsDelta = readVarlong(data, c, bodyEnd);
-    const offsetDelta = readVarint(data, c, bodyEnd);
-    const build = h.baseOffset + offsetDelta >= this.fromOffset;
+    v.timestampDelta = readVarlong(data, c, bodyEnd);
+    v.offsetDelta = readVarint(data, c, bodyEnd);
     const keyLen = readVarint(data, c, bodyEnd);
-    let key: Buffer | null = null;
+    v.keyStart = c.pos;
+    v.keyLength = keyLen < 0 ? -1 : keyLen;
     if (keyLen >= 0) {
       if (c.pos + keyLen > bodyEnd) throw corrupt(h, `record ${i} key runs past the record`, opts);
-      if (build) key = this.bytes.view(c.pos, keyLen);
       c.pos += keyLen;
     }
     const valueLen = readVarint(data, c, bodyEnd);
-    let value: Buffer | null = null;
+    v.valueStart = c.pos;
+    v.valueLength = valueLen < 0 ? -1 : valueLen;
     if (valueLen >= 0) {
       if (c.pos + valueLen > bodyEnd) throw corrupt(h, `record ${i} value runs past the record`, opts);
-      if (build) value = this.bytes.view(c.pos, valueLen);
       c.pos += valueLen;
     }
     const headerCount = readVarint(data, c, bodyEnd);
-    const headers = headerCount === 0 ? NO_HEADERS : this.headers(i, headerCount, bodyEnd, build);
+    v.headerCount = headerCount;
+    v.headersStart = c.pos;
+    v.headersEnd = bodyEnd;
+    if (headerCount !== 0) this.checkHeaders(i, headerCount, bodyEnd);
     if (c.pos !== bodyEnd) throw corrupt(h, `record ${i} declares ${length} bytes but holds ${c.pos - bodyStart}`, opts);
-    this.index = i + 1;
-    if (!build) return null;
-    let timestamp: Timestamp = this.logAppendTime ? this.timestampBase : this.timestampBase + tsDelta;
-    // The sum of two safe integers is exact when it is itself safe.
-    if (!this.exactTimestamps || !Number.isSafeInteger(timestamp) || !Number.isSafeInteger(tsDelta)) {
-      const { buf, pos } = this;
-      timestamp = this.logAppendTime ? readTimestamp(buf, pos + 35) : toTimestamp(BigInt.asIntN(64, buf.readBigInt64BE(pos + 27) + readVarlongBig(data, tsPos, bodyEnd)));
-    }
-    return {
-      offset: h.baseOffset + offsetDelta,
-      timestamp,
-      key,
-      value,
-      headers,
-    };
   }
 
-  /** The `headerCount` headers of record i (checked; built only when `build`). */
-  private headers(i: number, headerCount: number, bodyEnd: number, build: boolean): RecordHeader[] {
+  /** Checks the `headerCount` headers of record i from the cursor (walkHeaders), building none. */
+  private checkHeaders(i: number, headerCount: number, bodyEnd: number): void {
     const { h, opts, data, c } = this;
     if (headerCount < 0 || headerCount > bodyEnd - c.pos) throw corrupt(h, `record ${i} has an invalid header count ${headerCount}`, opts);
-    const headers: RecordHeader[] = build ? [] : NO_HEADERS;
-    for (let k = 0; k < headerCount; k++) {
-      const hkLen = readVarint(data, c, bodyEnd);
-      if (hkLen < 0 || c.pos + hkLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} key is invalid`, opts);
-      const hkey = build ? data.toString('utf8', c.pos, c.pos + hkLen) : '';
-      c.pos += hkLen;
-      const hvLen = readVarint(data, c, bodyEnd);
-      let hval: Buffer | null = null;
-      if (hvLen >= 0) {
-        if (c.pos + hvLen > bodyEnd) throw corrupt(h, `record ${i} header ${k} value runs past the record`, opts);
-        if (build) hval = this.bytes.view(c.pos, hvLen);
-        c.pos += hvLen;
-      }
-      if (build) headers.push({ key: hkey, value: hval });
-    }
-    return headers;
+    const problem = walkHeaders(data, c, bodyEnd, headerCount, this.bytes, undefined);
+    if (problem !== undefined) throw corrupt(h, `record ${i} ${problem}`, opts);
   }
 }
 

@@ -6,6 +6,7 @@ import './codecs/index.js';
 import { entryBytes, type LogEntry } from '../segment/file-records.js';
 import { decodeRecords, RecordDecoder, type DecodeOptions, type LogRecord } from './record-batch.js';
 import { decodeLegacyEntry } from './legacy.js';
+import type { RecordView } from './record-view.js';
 
 /** The entry's whole bytes, and the decode options naming its position. */
 function entryInput(entry: LogEntry, opts: DecodeOptions): { buf: Buffer; pos: number; o: DecodeOptions } {
@@ -20,8 +21,8 @@ export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): L
 }
 
 /** Records one at a time: `next()` until undefined. */
-export interface RecordSource {
-  next(): LogRecord | undefined;
+export interface RecordSource<T = LogRecord> {
+  next(): T | undefined;
 }
 
 /**
@@ -36,6 +37,21 @@ export function entryRecordSource(entry: LogEntry, opts: DecodeOptions = {}): Re
   const records = decodeLegacyEntry(buf, pos, entry.size, o);
   let i = 0;
   return { next: () => records[i++] };
+}
+
+/**
+ * The records of an entry shown one at a time in `view` (RecordDecoder.nextView: every check
+ * entryRecordSource makes, no object per record); a legacy entry is decoded whole as there.
+ */
+export function entryViewSource(entry: LogEntry, opts: DecodeOptions, view: RecordView): RecordSource<RecordView> {
+  const { buf, pos, o } = entryInput(entry, opts);
+  if (entry.header) {
+    const d = new RecordDecoder(buf, pos, entry.header, o);
+    return { next: () => (d.nextView(view) ? view : undefined) };
+  }
+  const records = decodeLegacyEntry(buf, pos, entry.size, o);
+  let i = 0;
+  return { next: () => (i < records.length ? view.showRecord(records[i++]!) : undefined) };
 }
 
 /**

@@ -7,8 +7,9 @@ import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
-import { RecordIterator } from './record-iterator.js';
+import { decodeEntryRecords, entryRecords, entryRecordSource, entryViewSource } from '../format/entry-records.js';
+import { RecordView } from '../format/record-view.js';
+import { RecordIterator, type RecordPlan } from './record-iterator.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
 import { readGuessedBatch } from '../segment/segment-lookup.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
@@ -41,6 +42,9 @@ export interface ReadOptions {
    */
   reuseBuffer?: boolean;
 }
+
+/** What Log.readViews() takes: read()'s options (it always reads through one buffer). */
+export type ViewReadOptions = Omit<ReadOptions, 'reuseBuffer'>;
 
 export interface BatchReadOptions {
   fromOffset?: number;
@@ -149,20 +153,32 @@ export class LogReader {
 
   /** The records of a read (see RecordIterator): nothing is looked up before the first `next()`. */
   records(options: ReadOptions = {}): Generator<LogRecord> {
-    return new RecordIterator(() => {
-      const start = this.startOffset(options);
-      if (start === undefined || this.log.segments.length === 0) return undefined;
-      const remaining = options.maxRecords ?? Infinity;
-      let end = options.toOffset ?? Infinity;
-      let committed: ReadCommittedFilter | undefined;
-      if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
-        const view = options.committedView ?? committedView(this.log, start);
-        end = Math.min(end, view.upperBound);
-        committed = new ReadCommittedFilter(view.aborted);
-      }
-      if (remaining <= 0 || start >= end) return undefined;
-      return { start, end, remaining, committed, includeControl: options.includeControl === true, maxDecompressedBytes: options.maxDecompressedBytes, entries: this.entries(start, true, options.reuseBuffer === true) };
-    });
+    return new RecordIterator(() => this.plan(options, options.reuseBuffer === true), entryRecordSource);
+  }
+
+  /**
+   * The records of a read shown one at a time in one RecordView, valid until the next step (see
+   * RecordView): the same records and checks as records(options), read through one buffer.
+   */
+  views(options: ViewReadOptions = {}): Generator<RecordView> {
+    const view = new RecordView();
+    return new RecordIterator(() => this.plan(options, true), (entry, opts) => entryViewSource(entry, opts, view), true);
+  }
+
+  /** What a read walks (RecordPlan), decided at its first `next()`; undefined when nothing is to be read. */
+  private plan(options: ViewReadOptions, reuseBuffer: boolean): RecordPlan | undefined {
+    const start = this.startOffset(options);
+    if (start === undefined || this.log.segments.length === 0) return undefined;
+    const remaining = options.maxRecords ?? Infinity;
+    let end = options.toOffset ?? Infinity;
+    let committed: ReadCommittedFilter | undefined;
+    if (options.isolationLevel === 'read_committed' && remaining > 0 && start < end) {
+      const view = options.committedView ?? committedView(this.log, start);
+      end = Math.min(end, view.upperBound);
+      committed = new ReadCommittedFilter(view.aborted);
+    }
+    if (remaining <= 0 || start >= end) return undefined;
+    return { start, end, remaining, committed, includeControl: options.includeControl === true, maxDecompressedBytes: options.maxDecompressedBytes, entries: this.entries(start, true, reuseBuffer) };
   }
 
   *batches(options: BatchReadOptions = {}): Generator<EntryWithSegment & { crcValid: boolean | undefined }> {

@@ -17,7 +17,8 @@ import type { FileDescriptorCache } from '../segment/fd-cache.js';
 import type { LogRecord, RecordInput } from '../format/record-batch.js';
 import type { LoadReport } from '../recovery/loader.js';
 import { emptyFlushStats, type FlushStats } from '../flush/group-commit.js';
-import { LogReader, type ReadOptions } from './log-reader.js';
+import { LogReader, type ReadOptions, type ViewReadOptions } from './log-reader.js';
+import type { RecordView } from '../format/record-view.js';
 import { LogSegments } from './log-segments.js';
 import { openPartition } from './log-open.js';
 import { PartitionCheckpoints } from './log-checkpoints.js';
@@ -210,6 +211,11 @@ export class Log {
   /** Records from an offset or time (see ReadOptions); a generator, streaming segment by segment. */
   read(options: ReadOptions = {}): Generator<LogRecord> {
     return this.reader().records(options);
+  }
+
+  /** read()'s records shown one at a time in one reused RecordView, valid until the next step (see RecordView). */
+  readViews(options: ViewReadOptions = {}): Generator<RecordView> {
+    return this.reader().views(options);
   }
 
   /** The segment holding offset (floor by base offset), or undefined below the first. */

@@ -7,10 +7,11 @@
  * A hand-written iterator rather than a generator: a generator's suspend and resume per record
  * cost about as much as decoding a 100-byte record (issue 15, read-decode-100B). It behaves as the
  * generator did: nothing runs before the first `next()`; an error closes it; `return()` closes the
- * walk over batches (its scanner) at once; once done, it stays done.
+ * walk over batches (its scanner) at once; once done, it stays done. The same walk gives
+ * Log.readViews() its RecordViews: what a step yields comes from the plan's `source`.
  */
-import { isControl, type LogRecord } from '../format/record-batch.js';
-import { entryRecordSource, type RecordSource } from '../format/entry-records.js';
+import { isControl, type DecodeOptions } from '../format/record-batch.js';
+import type { RecordSource } from '../format/entry-records.js';
 import type { LogEntry } from '../segment/file-records.js';
 import type { ReadCommittedFilter } from '../partition-state/isolation.js';
 
@@ -30,19 +31,33 @@ export interface RecordPlan {
   entries: Iterator<{ segment: { logPath: string }; entry: LogEntry }>;
 }
 
+/** The records of one batch, as a read steps through them (entryRecordSource, entryViewSource). */
+export type SourceOf<T> = (entry: LogEntry, opts: DecodeOptions) => RecordSource<T>;
+
 /** %IteratorPrototype%, a generator's grandparent: what makes an iterator an iterator. */
 const IteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]())) as object;
 
-export class RecordIterator implements Generator<LogRecord, undefined> {
+export class RecordIterator<T extends { offset: number }> implements Generator<T, undefined> {
   private plan: RecordPlan | undefined;
   /** The records of the current batch. */
-  private source: RecordSource | undefined;
+  private source: RecordSource<T> | undefined;
   private finished = false;
+  /** The one result object of a `reuseResult` iterator. */
+  private result: IteratorYieldResult<T> | undefined;
 
-  /** `begin` decides the plan at the first `next()` (undefined: nothing to read). */
-  constructor(private readonly begin: () => RecordPlan | undefined) {}
+  /**
+   * `begin` decides the plan at the first `next()` (undefined: nothing to read); `sourceOf` reads
+   * each batch's records. `reuseResult`: every step returns the same result object, refilled (for
+   * records that are themselves reused, RecordViews: a fresh object per record was the only
+   * allocation left per step, nearly all of a view read's scavenges).
+   */
+  constructor(
+    private readonly begin: () => RecordPlan | undefined,
+    private readonly sourceOf: SourceOf<T>,
+    private readonly reuseResult = false,
+  ) {}
 
-  next(): IteratorResult<LogRecord, undefined> {
+  next(): IteratorResult<T, undefined> {
     try {
       for (;;) {
         const p = this.plan ?? this.open();
@@ -55,7 +70,10 @@ export class RecordIterator implements Generator<LogRecord, undefined> {
         if (r.offset < p.start) continue;
         if (r.offset >= p.end) return this.close(undefined);
         p.remaining--;
-        return { value: r, done: false };
+        if (!this.reuseResult) return { value: r, done: false };
+        const res = (this.result ??= { value: r, done: false });
+        res.value = r;
+        return res;
       }
     } catch (e) {
       this.close(undefined);
@@ -63,11 +81,11 @@ export class RecordIterator implements Generator<LogRecord, undefined> {
     }
   }
 
-  return(value?: undefined): IteratorResult<LogRecord, undefined> {
+  return(value?: undefined): IteratorResult<T, undefined> {
     return this.close(value);
   }
 
-  throw(e: unknown): IteratorResult<LogRecord, undefined> {
+  throw(e: unknown): IteratorResult<T, undefined> {
     this.close(undefined);
     throw e;
   }
@@ -95,13 +113,13 @@ export class RecordIterator implements Generator<LogRecord, undefined> {
         if (entry.header && entry.header.baseOffset >= p.end) return false;
         if (p.committed.skip(entry)) continue;
       } else if (entry.header && isControl(entry.header) && !p.includeControl) continue;
-      this.source = entryRecordSource(entry, { file: segment.logPath, maxDecompressedBytes: p.maxDecompressedBytes, fromOffset: p.start });
+      this.source = this.sourceOf(entry, { file: segment.logPath, maxDecompressedBytes: p.maxDecompressedBytes, fromOffset: p.start });
       return true;
     }
   }
 
   /** Done for good: the walk over batches is closed (its scanner's finally runs). */
-  private close(value: undefined): IteratorResult<LogRecord, undefined> {
+  private close(value: undefined): IteratorResult<T, undefined> {
     const p = this.plan;
     this.finished = true;
     this.plan = undefined;

@@ -41,6 +41,7 @@ const REQUIRED = [
   'append-per-record-async',
   'raw-write-per-record',
   'append-per-record-buffered',
+  'async-append-100B-50',
   'startup-node',
   'startup-help',
   'startup-read-1',
@@ -119,6 +120,9 @@ describe('bench --quick --json', () => {
     // Async per-record appends are shown against their physical floor, one write(2) per record.
     expect(isNumber((byName.get('append-per-record-async')!.ratiosToShownWith as Record<string, unknown>)['raw-write-per-record'])).toBe(true);
     expect(byName.get('append-per-record-buffered')!.baseline).toBe('raw-append-per-record-async');
+    // Buffered appends are shown against async appends of the same size (50 records each).
+    expect(isNumber((byName.get('buffered-append-100B')!.ratiosToShownWith as Record<string, unknown>)['async-append-100B-50'])).toBe(true);
+    expect(byName.get('async-append-100B-50')!.batchRecords).toBe(50);
     // The pipes carried every record: read --json printed one line per record of the data set.
     expect(byName.get('cli-read-json-pipe')!.stdoutBytes as number).toBeGreaterThan(byName.get('cli-read-json-pipe')!.records as number);
     // The scratch directory made inside `parent` is gone.

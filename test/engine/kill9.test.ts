@@ -61,7 +61,10 @@ for (let c = 1; c <= 4; c++) encodeBatch([{ value: Buffer.from('warm-up') }], { 
 const [dir, mode, seedText, preallocateText] = process.argv.slice(2);
 const rnd = rng(Number(seedText));
 const out = (line) => process.stdout.write(line + '\\n'); // a pipe: synchronous on Linux
-const config = { flushMode: mode, segmentBytes: 4096 + Math.floor(rnd() * 12000), indexIntervalBytes: 256 };
+// The default preallocation writes zeros from a segment's second group on, up to segment.bytes: its
+// trials get segments of 64 KiB and more, so that a kill can land over them (with 4-16 KB segments,
+// about 3 appends each, 1 kill in 10 did); the others roll every few appends.
+const config = { flushMode: mode, segmentBytes: (preallocateText === 'default' ? 65536 : 4096) + Math.floor(rnd() * 12000), indexIntervalBytes: 256 };
 if (preallocateText !== 'default') config.preallocateBytes = Number(preallocateText);
 if (mode === 'async') config.flushMs = 5 + Math.floor(rnd() * 50);
 if (mode === 'buffered') Object.assign(config, { commitIntervalMs: 1 + Math.floor(rnd() * 30), commitBytes: 512 + Math.floor(rnd() * 8192), flushMs: 5 + Math.floor(rnd() * 50) });

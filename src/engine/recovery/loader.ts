@@ -47,7 +47,7 @@ import { resolveLeftovers } from './leftovers.js';
 import { openSegments } from './load-segments.js';
 import { cheapLogEnd, planRecovery, readShutdownState, zerosLoseFlushedData, type ShutdownState } from './recovery-plan.js';
 import { recoverSegments, trimZeroTail } from './segment-recovery.js';
-import { sleepSync } from '../cleaner/generation.js';
+import { lookAgainBesideWriter } from './live-writer.js';
 import { changedPartitionState, followLogEnds } from '../partition-state/log-ends.js';
 
 export type { DroppedFileReport, IndexProblemReport, LoadOptions, LoadProgress, LoadReport, LoadResult, TruncationReport } from './load-report.js';
@@ -215,13 +215,9 @@ class LogLoader {
     const checkpointedRecoveryPoint = ctx.readCheckpoint(RECOVERY_POINT_CHECKPOINT) ?? 0;
     const checkpointedStart = ctx.readCheckpoint(LOG_START_OFFSET_CHECKPOINT);
     report.recoveryPoint = checkpointedRecoveryPoint;
-    let cheap = cheapLogEnd(segments);
     // Over preallocated zeros, a batch a live writer is copying in reads as a CRC mismatch (not
     // as a file still growing): look again before calling it damage.
-    for (let retry = 0; retry < 3 && cheap.tailEnd.kind === 'corrupt' && DirectoryLock.isHeld(ctx.dir); retry++) {
-      sleepSync(1);
-      cheap = cheapLogEnd(segments);
-    }
+    const cheap = lookAgainBesideWriter(ctx.dir, 3, () => cheapLogEnd(segments), (c) => c.tailEnd.kind === 'corrupt');
     const last = segments[segments.length - 1];
     const zeroTail = cheap.tailEnd.kind === 'end' ? cheap.tailEnd.zeroTail : undefined;
     if (last && zeroTail && zerosLoseFlushedData(cheap.nextOffset, undefined, checkpointedRecoveryPoint)) {

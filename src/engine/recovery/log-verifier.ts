@@ -12,8 +12,7 @@ import { LogtoolError } from '../errors.js';
 import { verifySegmentIndexes } from './index-verifier.js';
 import { entryRecordCount } from '../format/entry-records.js';
 import { indexFileProblems } from './index-sanity.js';
-import { DirectoryLock } from '../log/lock.js';
-import { sleepSync } from '../cleaner/generation.js';
+import { lookAgainBesideWriter } from './live-writer.js';
 import { TXN_INDEX_SUFFIX, segmentFileName, type LogSegment } from '../segment/segment.js';
 import { BatchEpochCheck, checkLeaderEpochFile } from '../partition-state/leader-epochs.js';
 
@@ -59,14 +58,9 @@ export interface VerifyOptions {
 function verifyIndexFiles(seg: LogSegment, isLast: boolean, report: VerifyReport, add: (p: VerifyProblem) => boolean): boolean {
   const txnIndex = path.join(path.dirname(seg.logPath), segmentFileName(seg.baseOffset, TXN_INDEX_SUFFIX));
   const check = () => (seg.io.stat(seg.logPath) ? indexFileProblems(seg.io, { index: seg.indexPath, timeIndex: seg.timeIndexPath, txnIndex }, seg.baseOffset) : []);
-  let problems = check();
   // A writer rolling creates the new `.log` first and its index files just after: a missing index
   // of the last segment while a writer holds the partition is looked for again before reporting.
-  const dir = path.dirname(seg.logPath);
-  for (let retry = 0; retry < MISSING_INDEX_RETRIES && isLast && problems.length > 0 && DirectoryLock.isHeld(dir); retry++) {
-    sleepSync(1);
-    problems = check();
-  }
+  const problems = isLast ? lookAgainBesideWriter(path.dirname(seg.logPath), MISSING_INDEX_LOOKS, check, (p) => p.length > 0) : check();
   for (const p of problems) if (!add({ file: p.file, position: p.position, message: p.reason })) return false;
   report.indexEntries += seg.offsetIndex.entries + seg.timeIndex.entries;
   for (const m of verifySegmentIndexes(seg)) if (!add({ file: m.file, entry: m.entry, message: m.message })) return false;
@@ -75,7 +69,7 @@ function verifyIndexFiles(seg: LogSegment, isLast: boolean, report: VerifyReport
 }
 
 /** Looks (1 ms apart, up to 50 ms) for a live writer's just-rolled segment's index files before reporting them missing. */
-const MISSING_INDEX_RETRIES = 50;
+const MISSING_INDEX_LOOKS = 50;
 
 export function verifyLog(log: Log, opts: VerifyOptions = {}): VerifyReport {
   const maxProblems = opts.maxProblems ?? 1000;

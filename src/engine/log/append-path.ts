@@ -153,13 +153,7 @@ export class AppendPath {
     const size = end - start;
     this.checkSize(size);
     if (into !== this.arena) return this.accept(this.pending(into, 0, size, baseOffset, records.length), options);
-    this.arenaPos = end; // before accepting it: a commit it triggers resets the arena
-    try {
-      return this.accept(this.pending(into, start, size, baseOffset, records.length), options);
-    } catch (e) {
-      if (this.arenaPos === end) this.arenaPos = start;
-      throw e;
-    }
+    return this.acceptInArena(this.pending(into, start, size, baseOffset, records.length), options);
   }
 
   /**
@@ -177,13 +171,19 @@ export class AppendPath {
     if (into !== this.arena || encoded.buf.buffer !== into.buffer) return this.appendEncodedOwn(encoded, baseOffset, options, into);
     // In the arena at `start`: kept as arena bytes, so the committer joins it with its neighbours.
     const size = encoded.buf.length;
-    const end = start + size;
     if (baseOffset !== this.nextOffset) assert(false, `batch encoded at offset ${baseOffset} but the log end offset is ${this.nextOffset}`);
     this.checkSize(size);
+    const { lastOffsetDelta, maxTimestamp, count } = encoded;
+    return this.acceptInArena({ buf: into, start, size, lastOffset: baseOffset + lastOffsetDelta, maxTimestamp, baseOffset, records: count }, options);
+  }
+
+  /** accept() of a batch encoded in the arena at arenaPos: the arena space is taken, and given back if accept throws. */
+  private acceptInArena(pending: PendingBatch, options: AppendOptions): Promise<AppendResult> {
+    const start = pending.start;
+    const end = start + pending.size;
     this.arenaPos = end; // before accepting it: a commit it triggers resets the arena
     try {
-      const { lastOffsetDelta, maxTimestamp, count } = encoded;
-      return this.accept({ buf: into, start, size, lastOffset: baseOffset + lastOffsetDelta, maxTimestamp, baseOffset, records: count }, options);
+      return this.accept(pending, options);
     } catch (e) {
       if (this.arenaPos === end) this.arenaPos = start;
       throw e;

@@ -29,7 +29,7 @@ import { LogtoolError } from '../errors.js';
 import { BlockingFsyncGate } from './blocking-fsync.js';
 import { GroupOverlap } from './group-overlap.js';
 import { emptyFlushStats, DEFAULT_THOROUGH_FLUSH_INTERVAL_MS, type FlushOutcome, type FlushStats, type FlushTarget, type FlushTuning } from './flush-target.js';
-import { SyncWaiters, type AckStatus } from './sync-waiters.js';
+import { SyncWaiters, type AckMaker } from './sync-waiters.js';
 
 export type { AckStatus } from './sync-waiters.js';
 
@@ -107,20 +107,20 @@ export class FlushPipeline {
   /**
    * Sync mode: the append's bytes are in the write buffer (or already committed, when
    * flushesAtOnce said so), ending at written total `target`.
-   * Resolves with make('flushed') once they are durable, make('timed-out') after syncTimeoutMs;
-   * rejects if the flush fails (the log is then failed).
+   * Resolves with make('flushed', baseOffset, lastOffset, records) once they are durable, with
+   * make('timed-out', …) after syncTimeoutMs; rejects if the flush fails (the log is then failed).
    */
-  waitForFlush<T>(target: number, bytes: number, records: number, make: (status: AckStatus) => T): Promise<T> {
+  waitForFlush<T>(target: number, bytes: number, records: number, make: AckMaker<T>, baseOffset: number, lastOffset: number): Promise<T> {
     if (this.closed) return Promise.reject(new LogtoolError('closed', 'log is closed'));
     // Another append before a blocking flush's acknowledgement: the producer is not alone.
     if (this.blocking.acknowledging) this.loneWriter = false;
     else if (this.blocking.open && this.flushesAtOnce() && target <= this.target.committedBytes()) {
-      const acked = this.flushBlocking(make);
+      const acked = this.flushBlocking(make, baseOffset, lastOffset, records);
       if (acked) return acked;
     }
     this.groupBytes += bytes;
     this.groupRecords += records;
-    return this.waiters.add(target, make, this.closeGroup);
+    return this.waiters.add(target, make, baseOffset, lastOffset, records, this.closeGroup);
   }
 
   /**
@@ -129,7 +129,7 @@ export class FlushPipeline {
    * `timed-out` if it took longer than syncTimeoutMs. Undefined when the flush needs more than
    * the active log's fdatasync (a roll, a new file): the append then waits as any other.
    */
-  private flushBlocking<T>(make: (status: AckStatus) => T): Promise<T> | undefined {
+  private flushBlocking<T>(make: AckMaker<T>, baseOffset: number, lastOffset: number, count: number): Promise<T> | undefined {
     const startedMs = performance.now();
     let out: FlushOutcome | undefined;
     try {
@@ -145,9 +145,9 @@ export class FlushPipeline {
     this.dirtyRecords = 0;
     this.noteFlushed(out);
     this.countGroup(1);
-    if (tookMs <= this.config.syncTimeoutMs) return this.blocking.acknowledge(make('flushed'));
+    if (tookMs <= this.config.syncTimeoutMs) return this.blocking.acknowledge(make('flushed', baseOffset, lastOffset, count));
     this.stats.timedOut++;
-    return this.blocking.acknowledge(make('timed-out'));
+    return this.blocking.acknowledge(make('timed-out', baseOffset, lastOffset, count));
   }
 
   /** maybeCloseGroup once an append joined the group (a failed commit rejects that append). */

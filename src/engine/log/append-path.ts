@@ -58,10 +58,8 @@ interface PendingBatch extends AppendedBatchInfo {
   records: number;
 }
 
-/** A sync append's result once its flush settles (made only for appends that wait for one). */
-const acknowledgement =
-  (baseOffset: number, lastOffset: number, count: number) =>
-  (status: AckStatus): AppendResult => ({ baseOffset, lastOffset, count, status });
+/** A sync append's result once its flush settles (made only for appends that wait for one; no closure per append). */
+const acknowledgement = (status: AckStatus, baseOffset: number, lastOffset: number, count: number): AppendResult => ({ baseOffset, lastOffset, count, status });
 
 const NOTHING_COMMITTED: { bytes: number; records: number } = Object.freeze({ bytes: 0, records: 0 });
 /** A run of small batches up to this size is joined into one write when committed together. */
@@ -102,6 +100,8 @@ export class AppendPath {
   /** Buffered mode: append() encodes into this arena at arenaPos; reset once the buffer is committed. */
   private arena: Buffer | undefined;
   private arenaPos = 0;
+  /** Where encodeTarget's buffer is to be written from. */
+  private targetStart = 0;
   /** encodeOptions()'s object, all its fields present from the start (one shape for the encoders). */
   private readonly encodeOpts: EncodeBatchOptions = {
     baseOffset: 0,
@@ -144,7 +144,8 @@ export class AppendPath {
     if (records.length === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
     const baseOffset = this.nextOffset;
     const encodeOpts = this.encodeOptions(baseOffset, options);
-    const { into, start } = this.encodeTarget(options);
+    const into = this.encodeTarget(options);
+    const start = this.targetStart;
     const end = start < into.length ? encodeBatchAt(records, encodeOpts, into, start) : -1;
     if (end < 0) {
       if (into === this.encodeScratch) encodeOpts.into = into; // the measured path still uses the scratch when the batch fits
@@ -165,7 +166,8 @@ export class AppendPath {
     if (slices.count === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
     const baseOffset = this.nextOffset;
     const encodeOpts = this.encodeOptions(baseOffset, options);
-    const { into, start } = this.encodeTarget(options);
+    const into = this.encodeTarget(options);
+    const start = this.targetStart;
     if (start < into.length) encodeOpts.into = start === 0 ? into : into.subarray(start);
     const encoded = encodeValueSlices(slices, encodeOpts);
     if (into !== this.arena || encoded.buf.buffer !== into.buffer) return this.appendEncodedOwn(encoded, baseOffset, options, into);
@@ -215,17 +217,22 @@ export class AppendPath {
    * it needs no allocation and is still in the CPU cache for write(2) (accept() copies it out when
    * it has to keep it); buffered batches, and sync ones that wait for their group, one after
    * another into the write-buffer arena (from `start`), which the committer writes with one
-   * write(2) per contiguous run, without a copy per append nor a joining copy per group.
+   * write(2) per contiguous run, without a copy per append nor a joining copy per group. Where in
+   * it is left in targetStart (no result object per append).
    */
-  private encodeTarget(options: AppendOptions): { into: Buffer; start: number } {
+  private encodeTarget(options: AppendOptions): Buffer {
     const mode = options.flushMode ?? this.host.config.flushMode;
     const inArena = mode === 'buffered' || (mode === 'sync' && !options.ackBeforeSync && !this.pipeline.flushesAtOnce());
-    if (!inArena) return { into: (this.encodeScratch ??= Buffer.allocUnsafeSlow(65536)), start: 0 };
+    if (!inArena) {
+      this.targetStart = 0;
+      return (this.encodeScratch ??= Buffer.allocUnsafeSlow(65536));
+    }
     // A sync group's arena stays small (one per partition; a larger group spills to its own
     // buffers); buffered mode's grows to commit.bytes once nothing is held in it.
     const arenaBytes = mode === 'buffered' ? Math.min(MAX_ARENA_BYTES, Math.max(SYNC_ARENA_BYTES, this.host.config.commitBytes + 65536)) : SYNC_ARENA_BYTES;
     if (!this.arena || (this.arena.length < arenaBytes && this.arenaPos === 0)) this.arena = Buffer.allocUnsafeSlow(arenaBytes);
-    return { into: this.arena, start: this.arenaPos };
+    this.targetStart = this.arenaPos;
+    return this.arena;
   }
 
   /** The batch encodeBatchAt just wrote at buf[start, start + size). */
@@ -299,7 +306,7 @@ export class AppendPath {
         pipeline.noteBuffered();
         return Promise.resolve({ baseOffset, lastOffset, count, status: 'written' });
       }
-      return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement(baseOffset, lastOffset, count));
+      return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement, baseOffset, lastOffset);
     }
     // Committed now, after anything still buffered (in order): async, ackBeforeSync, a lone sync
     // producer's, and sync batches of COMMIT_AT_ONCE_BYTES or more (written while hot; they still
@@ -318,7 +325,7 @@ export class AppendPath {
       this.writeBufferBytes += size;
       ({ bytes: committedBytes, records: committedRecords } = this.commitBuffered());
     }
-    if (waitsForFlush) return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement(baseOffset, lastOffset, count));
+    if (waitsForFlush) return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement, baseOffset, lastOffset);
     pipeline.noteCommitted(committedBytes, committedRecords);
     if (mode === 'sync') pipeline.requestFlush();
     return Promise.resolve({ baseOffset, lastOffset, count, status: 'committed' });

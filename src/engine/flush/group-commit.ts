@@ -16,7 +16,8 @@
  *     then, while recent fdatasyncs were fast, with a blocking fdatasync on this thread
  *     (flush/blocking-fsync.ts says when, and why other callers never wait longer than one fsync);
  *   - its oldest append has waited `maxWaitMs`;
- *   - it holds `maxGroupBytes` or `maxGroupRecords` (then at once, without waiting for the tick).
+ *   - it holds `maxGroupBytes` or `maxGroupRecords` (then at once, without waiting for the tick);
+ *   - halfway through a burst of re-appends expected to outlast an fdatasync (flush/group-overlap.ts).
  * While a flush is in flight the next group still forms and is committed (written to the file with
  * one write) at the end of each tick, as BookKeeper's journal writes while its ForceWriteThread
  * syncs: when the fdatasync returns, the next one starts without a write in front of it. A group
@@ -26,8 +27,9 @@
 import type { LogConfig } from '../config.js';
 import { LogtoolError } from '../errors.js';
 import { BlockingFsyncGate } from './blocking-fsync.js';
+import { GroupOverlap } from './group-overlap.js';
 import { emptyFlushStats, DEFAULT_THOROUGH_FLUSH_INTERVAL_MS, type FlushOutcome, type FlushStats, type FlushTarget, type FlushTuning } from './flush-target.js';
-import { SyncWaiters, type AckStatus } from './sync-waiters.js';
+import { SyncWaiters, type AckMaker } from './sync-waiters.js';
 
 export type { AckStatus } from './sync-waiters.js';
 
@@ -39,6 +41,8 @@ export class FlushPipeline {
   private readonly config: LogConfig;
   private readonly waiters: SyncWaiters;
   private readonly blocking: BlockingFsyncGate;
+  /** When a burst of re-appends outlasts an fdatasync, groups overlap (flush/group-overlap.ts). */
+  private readonly overlap = new GroupOverlap();
   /** Bytes / records of sync appends accepted since the last flush started. */
   private groupBytes = 0;
   private groupRecords = 0;
@@ -103,20 +107,20 @@ export class FlushPipeline {
   /**
    * Sync mode: the append's bytes are in the write buffer (or already committed, when
    * flushesAtOnce said so), ending at written total `target`.
-   * Resolves with make('flushed') once they are durable, make('timed-out') after syncTimeoutMs;
-   * rejects if the flush fails (the log is then failed).
+   * Resolves with make('flushed', baseOffset, lastOffset, records) once they are durable, with
+   * make('timed-out', …) after syncTimeoutMs; rejects if the flush fails (the log is then failed).
    */
-  waitForFlush<T>(target: number, bytes: number, records: number, make: (status: AckStatus) => T): Promise<T> {
+  waitForFlush<T>(target: number, bytes: number, records: number, make: AckMaker<T>, baseOffset: number, lastOffset: number): Promise<T> {
     if (this.closed) return Promise.reject(new LogtoolError('closed', 'log is closed'));
     // Another append before a blocking flush's acknowledgement: the producer is not alone.
     if (this.blocking.acknowledging) this.loneWriter = false;
     else if (this.blocking.open && this.flushesAtOnce() && target <= this.target.committedBytes()) {
-      const acked = this.flushBlocking(make);
+      const acked = this.flushBlocking(make, baseOffset, lastOffset, records);
       if (acked) return acked;
     }
     this.groupBytes += bytes;
     this.groupRecords += records;
-    return this.waiters.add(target, make, this.closeGroup);
+    return this.waiters.add(target, make, baseOffset, lastOffset, records, this.closeGroup);
   }
 
   /**
@@ -125,7 +129,7 @@ export class FlushPipeline {
    * `timed-out` if it took longer than syncTimeoutMs. Undefined when the flush needs more than
    * the active log's fdatasync (a roll, a new file): the append then waits as any other.
    */
-  private flushBlocking<T>(make: (status: AckStatus) => T): Promise<T> | undefined {
+  private flushBlocking<T>(make: AckMaker<T>, baseOffset: number, lastOffset: number, count: number): Promise<T> | undefined {
     const startedMs = performance.now();
     let out: FlushOutcome | undefined;
     try {
@@ -141,9 +145,9 @@ export class FlushPipeline {
     this.dirtyRecords = 0;
     this.noteFlushed(out);
     this.countGroup(1);
-    if (tookMs <= this.config.syncTimeoutMs) return this.blocking.acknowledge(make('flushed'));
+    if (tookMs <= this.config.syncTimeoutMs) return this.blocking.acknowledge(make('flushed', baseOffset, lastOffset, count));
     this.stats.timedOut++;
-    return this.blocking.acknowledge(make('timed-out'));
+    return this.blocking.acknowledge(make('timed-out', baseOffset, lastOffset, count));
   }
 
   /** maybeCloseGroup once an append joined the group (a failed commit rejects that append). */
@@ -180,7 +184,8 @@ export class FlushPipeline {
     // A lone producer's append has nobody to share its fsync with: waiting for the end of the tick
     // would only add a turn of the event loop to its latency.
     const lone = c.flushWhenQueueEmpty && this.loneWriter && this.pending === 1;
-    if (lone || this.groupBytes >= c.maxGroupBytes || this.groupRecords >= c.maxGroupRecords) {
+    const early = !this.busy && c.flushWhenQueueEmpty && this.overlap.closeEarly(this.pending);
+    if (lone || early || this.groupBytes >= c.maxGroupBytes || this.groupRecords >= c.maxGroupRecords) {
       if (this.busy) {
         // The disk is busy with the previous group: write this one now (bounded buffer), flush it next.
         if (this.groupBytes >= c.maxGroupBytes) this.commitForGroup();
@@ -220,6 +225,7 @@ export class FlushPipeline {
 
   private readonly endOfTick = (): void => {
     this.scheduled = false;
+    this.overlap.endOfTick();
     if (!this.busy) {
       void this.runFlush();
       return;
@@ -257,7 +263,9 @@ export class FlushPipeline {
       release();
       this.settle();
       if (this.closed) return;
-      if (this.pending > 0) this.maybeCloseGroup();
+      // A group formed during the flush starts its fdatasync now if the acknowledgements' burst would keep the disk idle for long.
+      if (this.pending > 0 && this.config.flushWhenQueueEmpty && this.overlap.overlapping()) void this.runFlush();
+      else if (this.pending > 0) this.maybeCloseGroup();
       else if (this.wantFlush) this.schedule();
     };
     return fn().then(
@@ -299,7 +307,11 @@ export class FlushPipeline {
     }
     return flushing.then(
       (out) => {
-        if (out.fsyncs > 0) this.blocking.noteFsyncMs((performance.now() - startedMs) / out.fsyncs, false);
+        if (out.fsyncs > 0) {
+          const ms = (performance.now() - startedMs) / out.fsyncs;
+          this.blocking.noteFsyncMs(ms, false);
+          this.overlap.noteFsyncMs(ms);
+        }
         this.noteFlushed(out);
         return thorough ? this.thoroughPart() : undefined;
       },
@@ -345,6 +357,9 @@ export class FlushPipeline {
     if (settled === 0) return;
     this.countGroup(settled);
     this.loneWriter = settled === 1 && this.pending === 0;
+    if (settled === 1 || !this.config.flushWhenQueueEmpty) return;
+    this.overlap.acknowledged(settled, this.pending);
+    this.schedule();
   }
 
   /** A group of `appends` sync appends was acknowledged. */

@@ -8,38 +8,66 @@
  * waiter's deadline fires no later than the next one's, and is then re-armed. It is not cleared
  * when the queue empties (a lone producer would arm and clear one per append), only unref'd, so it
  * never keeps the process alive without a waiter.
+ *
+ * Nothing is allocated per append beyond its waiter and its promise (with the two functions that
+ * settle it): the append's numbers ride in the waiter and one shared `make` turns them into its
+ * result, and the promise's executor is one function per queue, not a closure per append.
  */
 export type AckStatus = 'flushed' | 'committed' | 'written' | 'timed-out';
+
+/** Makes an append's result from its status and its numbers: one function for every append. */
+export type AckMaker<T> = (status: AckStatus, baseOffset: number, lastOffset: number, count: number) => T;
 
 interface Waiter {
   /** Written-byte total this append needs flushed. */
   target: number;
+  /** Deadline, in ms since the queue's `epochMs` (a small integer: no number box per waiter). */
   deadlineMs: number;
-  /** What the append resolves with, made from its status (no closure per waiter joining the two). */
-  make(status: AckStatus): unknown;
+  baseOffset: number;
+  lastOffset: number;
+  count: number;
+  /** What the append resolves with, made from its status and the numbers above. */
+  make: AckMaker<unknown>;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
 
 /** Resolves a waiter with its status. */
 function resolveWith(waiter: Waiter, status: AckStatus): void {
-  waiter.resolve(waiter.make(status));
+  waiter.resolve(waiter.make(status, waiter.baseOffset, waiter.lastOffset, waiter.count));
 }
+
+const noop = (): void => undefined;
 
 export class SyncWaiters {
   /** In acceptance order; targets and deadlines are both non-decreasing. */
   private waiters: Waiter[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** When the timer fires (Infinity when none is armed). */
+  /** When the timer fires, since epochMs (Infinity when none is armed). */
   private timerAt = Infinity;
   private readonly timeoutMs: number;
+  /** When the queue was made: deadlines count from here. */
+  private readonly epochMs = Date.now();
   /** The pipeline's counters (FlushStats): timed-out appends are counted here. */
   private readonly stats: { timedOut: number };
+  /** The settling functions of the promise add() just made, left here by `capture`. */
+  private resolveNext: (value: unknown) => void = noop;
+  private rejectNext: (err: unknown) => void = noop;
+  /** Every waiter's promise executor (one function, not a closure per append). */
+  private readonly capture = (resolve: (value: unknown) => void, reject: (err: unknown) => void): void => {
+    this.resolveNext = resolve;
+    this.rejectNext = reject;
+  };
 
   constructor(timeoutMs: number, stats: { timedOut: number }) {
     this.timeoutMs = timeoutMs;
     this.stats = stats;
+  }
+
+  /** Milliseconds since epochMs (deadlines are kept in these). */
+  private nowMs(): number {
+    return Date.now() - this.epochMs;
   }
 
   /** Appends waiting. */
@@ -49,20 +77,28 @@ export class SyncWaiters {
 
   /** When the oldest waiting append was accepted (pending > 0). */
   oldestAcceptedMs(): number {
-    return this.waiters[this.head]!.deadlineMs - this.timeoutMs;
+    return this.waiters[this.head]!.deadlineMs - this.timeoutMs + this.epochMs;
   }
 
   /**
-   * Queues an append needing written total `target` flushed; resolves with make(status). Then runs
-   * `queued`: if it throws, this append's promise rejects with that (the others wait on).
+   * Queues an append of `count` records at [baseOffset, lastOffset] needing written total `target`
+   * flushed; resolves with make(status, baseOffset, lastOffset, count). Then runs `queued`: if it
+   * throws, this append's promise rejects with that (the others wait on).
    */
-  add<T>(target: number, make: (status: AckStatus) => T, queued: () => void): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const deadlineMs = Date.now() + this.timeoutMs;
-      this.waiters.push({ target, deadlineMs, make, resolve: resolve as (value: unknown) => void, reject });
-      this.arm(deadlineMs);
+  add<T>(target: number, make: AckMaker<T>, baseOffset: number, lastOffset: number, count: number, queued: () => void): Promise<T> {
+    const promise = new Promise<T>(this.capture as (resolve: (value: T) => void, reject: (err: unknown) => void) => void);
+    const resolve = this.resolveNext;
+    const reject = this.rejectNext;
+    this.resolveNext = this.rejectNext = noop;
+    const deadlineMs = this.nowMs() + this.timeoutMs;
+    this.waiters.push({ target, deadlineMs, baseOffset, lastOffset, count, make, resolve, reject });
+    this.arm(deadlineMs);
+    try {
       queued();
-    });
+    } catch (err) {
+      reject(err);
+    }
+    return promise;
   }
 
   /** Resolves as flushed the waiters whose bytes are within `flushedBytes`; returns how many. */
@@ -124,13 +160,13 @@ export class SyncWaiters {
     }
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = deadlineMs;
-    this.timer = setTimeout(() => this.onTimer(), Math.max(0, deadlineMs - Date.now()));
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, deadlineMs - this.nowMs()));
   }
 
   private onTimer(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
-    const now = Date.now();
+    const now = this.nowMs();
     const w = this.waiters;
     // The bytes stay in the pipeline and ride the next flush; only their callers stop waiting.
     while (this.head < w.length && w[this.head]!.deadlineMs <= now) {

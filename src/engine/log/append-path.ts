@@ -58,10 +58,8 @@ interface PendingBatch extends AppendedBatchInfo {
   records: number;
 }
 
-/** A sync append's result once its flush settles (made only for appends that wait for one). */
-const acknowledgement =
-  (baseOffset: number, lastOffset: number, count: number) =>
-  (status: AckStatus): AppendResult => ({ baseOffset, lastOffset, count, status });
+/** A sync append's result once its flush settles (made only for appends that wait for one; no closure per append). */
+const acknowledgement = (status: AckStatus, baseOffset: number, lastOffset: number, count: number): AppendResult => ({ baseOffset, lastOffset, count, status });
 
 const NOTHING_COMMITTED: { bytes: number; records: number } = Object.freeze({ bytes: 0, records: 0 });
 /** A run of small batches up to this size is joined into one write when committed together. */
@@ -303,7 +301,7 @@ export class AppendPath {
         pipeline.noteBuffered();
         return Promise.resolve({ baseOffset, lastOffset, count, status: 'written' });
       }
-      return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement(baseOffset, lastOffset, count));
+      return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement, baseOffset, lastOffset);
     }
     // Committed now, after anything still buffered (in order): async, ackBeforeSync, a lone sync
     // producer's, and sync batches of COMMIT_AT_ONCE_BYTES or more (written while hot; they still
@@ -322,7 +320,7 @@ export class AppendPath {
       this.writeBufferBytes += size;
       ({ bytes: committedBytes, records: committedRecords } = this.commitBuffered());
     }
-    if (waitsForFlush) return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement(baseOffset, lastOffset, count));
+    if (waitsForFlush) return pipeline.waitForFlush(this.writtenTotal, size, count, acknowledgement, baseOffset, lastOffset);
     pipeline.noteCommitted(committedBytes, committedRecords);
     if (mode === 'sync') pipeline.requestFlush();
     return Promise.resolve({ baseOffset, lastOffset, count, status: 'committed' });

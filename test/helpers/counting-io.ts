@@ -1,7 +1,7 @@
 /**
  * The real file-I/O layer (src/engine/io.ts), counting the bytes read and the read calls on `.log`
- * files (synchronous and asynchronous): for tests that check how often a walk reads a segment's
- * data. Built on pathTrackingIO, which knows each descriptor's file name.
+ * files: for tests that check how often a walk reads a segment's data. Built on pathTrackingIO,
+ * which knows each descriptor's file name.
  */
 import { nativeIO, type FileIO } from '../../src/engine/io.js';
 import { pathTrackingIO } from './path-io.js';
@@ -13,14 +13,6 @@ export function countingIO(): { io: FileIO; logBytesRead: () => number; logReads
     (name, base) => ({
       read: (fd, buf, offset, length, position) => {
         const n = base.read(fd, buf, offset, length, position);
-        if (name(fd).endsWith('.log')) {
-          bytes += n;
-          reads++;
-        }
-        return n;
-      },
-      readAsync: async (fd, buf, offset, length, position) => {
-        const n = await base.readAsync!(fd, buf, offset, length, position);
         if (name(fd).endsWith('.log')) {
           bytes += n;
           reads++;

@@ -123,7 +123,7 @@ export class SegmentsCleaner {
           report.recordsRemoved += s.records;
           unchanged = false;
         }
-        for await (const e of scan.entries(seg, 0, skips)) {
+        for (const e of scan.entries(seg, 0, skips)) {
           progress.add(e.size);
           report.bytesScanned += e.size;
           if (!this.filter.filterBatch(e, seg, txn, active, round.firstUncleanable, map)) unchanged = false;

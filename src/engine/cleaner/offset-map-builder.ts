@@ -60,7 +60,7 @@ export async function checkKeys(run: CleanRun, segments: LogSegment[], txn: Clea
   const inRange = segments.filter((s) => s.baseOffset < to);
   progress.start('scan', inRange.reduce((n, s) => n + s.size, 0));
   for (const seg of inRange) {
-    for await (const e of scan.entries(seg, 0)) {
+    for (const e of scan.entries(seg, 0)) {
       progress.add(e.size);
       const h = e.header;
       if (h.baseOffset >= to) break;
@@ -103,7 +103,7 @@ export async function buildOffsetMap(run: CleanRun, map: OffsetMap, segments: Lo
     const seg = dirty[i]!;
     const nextStart = i + 1 < dirty.length ? dirty[i + 1]!.baseOffset : end;
     const startPos = seg.offsetIndex.lookup(start).position;
-    for await (const e of scan.entries(seg, startPos <= seg.size ? startPos : 0)) {
+    for (const e of scan.entries(seg, startPos <= seg.size ? startPos : 0)) {
       progress.add(e.size);
       run.report.bytesScanned += e.size;
       const h = e.header;

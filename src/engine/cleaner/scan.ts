@@ -41,7 +41,7 @@ export class CleanerScan {
    * so a sealed segment's bytes do not change between its scans. The batches of `skips` (checked
    * by an earlier scan of this run) are passed over unread.
    */
-  async *entries(seg: LogSegment, startPosition: number, skips?: readonly SkipRange[]): AsyncGenerator<Batch> {
+  *entries(seg: LogSegment, startPosition: number, skips?: readonly SkipRange[]): Generator<Batch> {
     const before = this.verified.get(seg);
     // The range verified so far, extended by this scan while it stays contiguous with it.
     const range = before && before.from <= startPosition && startPosition <= before.to ? before : { from: startPosition, to: startPosition };
@@ -51,7 +51,7 @@ export class CleanerScan {
       for (; skips && skipAt < skips.length && skips[skipAt]!.to <= upTo; skipAt++) if (skips[skipAt]!.from === range.to) range.to = skips[skipAt]!.to;
     };
     try {
-      for await (const e of this.reader.batches(seg, startPosition, before ?? range, skips)) {
+      for (const e of this.reader.batches(seg, startPosition, before ?? range, skips)) {
         passSkips(e.position);
         if (e.position === range.to) range.to = e.position + e.size;
         yield e;

@@ -9,9 +9,9 @@
  *   When every entry is pinned the limit is exceeded rather than failing: pins are few (an
  *   fdatasync in flight).
  * - Reads and writes are synchronous, so a descriptor is only ever used inside one call and cannot
- *   be evicted under it; a pin holds one across an await (asynchronous fdatasync, the cleaner's
- *   read-ahead). The active segment is not pinned: a LogManager of 1,000 partitions has 3,000
- *   active files, more than the limit; being appended to keeps them the most recently used anyway.
+ *   be evicted under it; a pin holds one across an await (asynchronous fdatasync). The active
+ *   segment is not pinned: a LogManager of 1,000 partitions has 3,000 active files, more than the
+ *   limit; being appended to keeps them the most recently used anyway.
  * - A file that is renamed, deleted or replaced must be invalidated first (`CachedFile.close` or
  *   `renamed`): the next use opens the path again, never a descriptor of the old file. A pinned entry
  *   that is invalidated leaves the cache at once and is closed by its last unpin.
@@ -224,41 +224,6 @@ export class CachedFile {
       }
       throw e;
     }
-  }
-
-  /**
-   * A read in the thread pool (the cleaner's read-ahead); the descriptor stays pinned until it
-   * completes. The synchronous read where the I/O layer has no asynchronous one.
-   */
-  readAsync(buf: Buffer, offset: number, length: number, position: number): Promise<number> {
-    const io = this.io;
-    const { currentPath: path, key } = this;
-    let fd: number;
-    let reading: Promise<number>;
-    try {
-      if (!io.readAsync) return Promise.resolve(this.read(buf, offset, length, position));
-      this.fd(); // opens the file (checking a read-only handle's identity) if it is not open
-      fd = this.cache.pin(path, this.mode, undefined, key);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const unpin = (): void => this.cache.unpin(path, this.mode, fd, key);
-    try {
-      reading = io.readAsync(fd, buf, offset, length, position);
-    } catch (e) {
-      unpin();
-      return Promise.reject(e);
-    }
-    return reading.then(
-      (n) => {
-        unpin();
-        return n;
-      },
-      (e: unknown) => {
-        unpin();
-        throw e;
-      },
-    );
   }
 
   write(buf: Buffer, offset: number, length: number, position: number): number {

@@ -144,7 +144,8 @@ export class AppendPath {
     if (records.length === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
     const baseOffset = this.nextOffset;
     const encodeOpts = this.encodeOptions(baseOffset, options);
-    const { into, start } = this.encodeTarget(options);
+    const into = this.encodeTarget(options);
+    const start = into === this.arena ? this.arenaPos : 0;
     const end = start < into.length ? encodeBatchAt(records, encodeOpts, into, start) : -1;
     if (end < 0) {
       if (into === this.encodeScratch) encodeOpts.into = into; // the measured path still uses the scratch when the batch fits
@@ -165,7 +166,8 @@ export class AppendPath {
     if (slices.count === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
     const baseOffset = this.nextOffset;
     const encodeOpts = this.encodeOptions(baseOffset, options);
-    const { into, start } = this.encodeTarget(options);
+    const into = this.encodeTarget(options);
+    const start = into === this.arena ? this.arenaPos : 0;
     if (start < into.length) encodeOpts.into = start === 0 ? into : into.subarray(start);
     const encoded = encodeValueSlices(slices, encodeOpts);
     if (into !== this.arena || encoded.buf.buffer !== into.buffer) return this.appendEncodedOwn(encoded, baseOffset, options, into);
@@ -214,18 +216,20 @@ export class AppendPath {
    * before append returns (async, ackBeforeSync, large sync batches) into reused scratch space, so
    * it needs no allocation and is still in the CPU cache for write(2) (accept() copies it out when
    * it has to keep it); buffered batches, and sync ones that wait for their group, one after
-   * another into the write-buffer arena (from `start`), which the committer writes with one
-   * write(2) per contiguous run, without a copy per append nor a joining copy per group.
+   * another into the write-buffer arena (from arenaPos), which the committer writes with one
+   * write(2) per contiguous run, without a copy per append nor a joining copy per group. Returns
+   * the buffer only (no { into, start } object per append: the start is arenaPos in the arena, 0
+   * in the scratch).
    */
-  private encodeTarget(options: AppendOptions): { into: Buffer; start: number } {
+  private encodeTarget(options: AppendOptions): Buffer {
     const mode = options.flushMode ?? this.host.config.flushMode;
     const inArena = mode === 'buffered' || (mode === 'sync' && !options.ackBeforeSync && !this.pipeline.flushesAtOnce());
-    if (!inArena) return { into: (this.encodeScratch ??= Buffer.allocUnsafeSlow(65536)), start: 0 };
+    if (!inArena) return (this.encodeScratch ??= Buffer.allocUnsafeSlow(65536));
     // A sync group's arena stays small (one per partition; a larger group spills to its own
     // buffers); buffered mode's grows to commit.bytes once nothing is held in it.
     const arenaBytes = mode === 'buffered' ? Math.min(MAX_ARENA_BYTES, Math.max(SYNC_ARENA_BYTES, this.host.config.commitBytes + 65536)) : SYNC_ARENA_BYTES;
     if (!this.arena || (this.arena.length < arenaBytes && this.arenaPos === 0)) this.arena = Buffer.allocUnsafeSlow(arenaBytes);
-    return { into: this.arena, start: this.arenaPos };
+    return this.arena;
   }
 
   /** The batch encodeBatchAt just wrote at buf[start, start + size). */
@@ -332,7 +336,7 @@ export class AppendPath {
     this.writeBuffer = [];
     this.writeBufferBytes = 0;
     let records = 0;
-    for (const p of pending) records += p.records;
+    for (let i = 0; i < pending.length; i++) records += pending[i]!.records; // no iterator result per batch
     try {
       this.commitBatches(pending);
     } catch (e) {
@@ -367,12 +371,16 @@ export class AppendPath {
     // Each batch adds at most one entry to each index: stay within their free slots.
     const indexRoom = Math.min(seg.offsetIndex.maxEntries - seg.offsetIndex.entries, seg.timeIndex.maxEntries - 1 - seg.timeIndex.entries);
     const firstTs = seg.size > 0 ? seg.firstBatchMaxTimestamp() : first.maxTimestamp;
+    // The segment's numbers as locals: this loop runs over every batch of a commit.
+    const segSize = seg.size;
+    const segBaseOffset = seg.baseOffset;
+    const segmentBytes = c.segmentBytes;
     let j = i + 1;
     let bytes = first.size;
     while (j < batches.length && j - i < indexRoom) {
       const b = batches[j]!;
-      if (seg.size + bytes > c.segmentBytes - b.size) break;
-      if (b.lastOffset - seg.baseOffset > 0x7fffffff) break;
+      if (segSize + bytes > segmentBytes - b.size) break;
+      if (b.lastOffset - segBaseOffset > 0x7fffffff) break;
       if ((firstTs >= 0 ? b.maxTimestamp - firstTs : Date.now() - seg.createdMs) > maxSegmentMs) break;
       bytes += b.size;
       j++;
@@ -403,7 +411,7 @@ export class AppendPath {
       const head = batches[k]!;
       if (m - k === 1) seg.append(head.buf, head.start, head.start + runBytes, [head]);
       else {
-        const run = batches.slice(k, m);
+        const run = k === 0 && m === batches.length ? batches : batches.slice(k, m); // a whole commit: no copy of its list
         if (adjacent) seg.append(head.buf, head.start, head.start + runBytes, run);
         else seg.append(Buffer.concat(run.map((b) => b.buf.subarray(b.start, b.start + b.size)), runBytes), 0, runBytes, run);
       }

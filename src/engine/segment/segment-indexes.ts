@@ -70,19 +70,33 @@ export class SegmentIndexes {
   append(position: number, batches: readonly AppendedBatchInfo[]): void {
     const offsetIndex = this.offset.get();
     const timeIndex = this.time.get();
+    // An index loop over locals, written back once (also if an index append throws): it runs once
+    // per commit over up to thousands of batches, often before the optimising compiler takes it,
+    // where for...of makes an iterator result and a double field read a number box per batch.
+    const interval = this.indexIntervalBytes;
+    let maxTimestamp = this.maxTimestampSoFar;
+    let offsetOfMax = this.offsetOfMaxTimestampSoFar;
+    let sinceEntry = this.bytesSinceLastIndexEntry;
     let p = position;
-    for (const b of batches) {
-      if (b.maxTimestamp > this.maxTimestampSoFar) {
-        this.maxTimestampSoFar = b.maxTimestamp;
-        this.offsetOfMaxTimestampSoFar = b.lastOffset;
+    try {
+      for (let i = 0; i < batches.length; i++) {
+        const b = batches[i]!;
+        if (b.maxTimestamp > maxTimestamp) {
+          maxTimestamp = b.maxTimestamp;
+          offsetOfMax = b.lastOffset;
+        }
+        if (sinceEntry > interval) {
+          offsetIndex.append(b.lastOffset, p);
+          timeIndex.maybeAppend(maxTimestamp, offsetOfMax);
+          sinceEntry = 0;
+        }
+        sinceEntry += b.size;
+        p += b.size;
       }
-      if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
-        offsetIndex.append(b.lastOffset, p);
-        timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
-        this.bytesSinceLastIndexEntry = 0;
-      }
-      this.bytesSinceLastIndexEntry += b.size;
-      p += b.size;
+    } finally {
+      this.maxTimestampSoFar = maxTimestamp;
+      this.offsetOfMaxTimestampSoFar = offsetOfMax;
+      this.bytesSinceLastIndexEntry = sinceEntry;
     }
   }
 

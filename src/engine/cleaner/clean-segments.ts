@@ -131,6 +131,7 @@ export class SegmentsCleaner {
         }
       }
       this.writer.flush(out);
+      await out.settle();
       out.finish(segmentMtime(log.io, group[group.length - 1]!), txn.cleanedIndex ?? []);
     } catch (e) {
       out.discard();

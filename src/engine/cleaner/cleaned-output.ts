@@ -5,6 +5,11 @@
  * segment appends them, the `.txnindex` of the aborted transactions it keeps), through one bounded
  * write buffer. A dry run writes to scratch segments in a temporary directory (read by the next
  * pass) or, on the final pass, only counts bytes.
+ *
+ * Writeback ahead: every WRITEBACK_AHEAD_BYTES written, the `.cleaned` log gets an fdatasync in
+ * the thread pool (one at a time) while the filter goes on, so the disk writes the output as it is
+ * produced and the fdatasync before the swap (finish, on the main thread as before) finds little
+ * left. Crash safety rests on that last one alone; an earlier one's failure is reported by settle().
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -18,11 +23,15 @@ import { CLEANED_SUFFIX, SEGMENT_FILE_ORDER } from './swap.js';
 import type { TxnIndexEntry } from './types.js';
 
 const WRITE_BUFFER_BYTES = 1 << 20;
+/** Bytes written to a `.cleaned` log between two fdatasyncs in the background (see above). */
+export const WRITEBACK_AHEAD_BYTES = 1 << 20;
 
 export interface Output {
   readonly baseOffset: number;
   size: number;
   append(buf: Buffer, len: number, infos: AppendedBatchInfo[]): void;
+  /** Waits for the background fdatasync in flight, if any; throws the first one's failure. */
+  settle(): Promise<void>;
   finish(mtimeMs: number, txnEntries: TxnIndexEntry[]): void;
   discard(): void;
   /** Readable segment (scratch outputs of a dry run). */
@@ -131,6 +140,7 @@ export function countingOutput(base: number): Output {
     append(_buf, len) {
       o.size += len;
     },
+    settle: () => Promise.resolve(),
     finish() {},
     discard() {},
   };
@@ -153,6 +163,23 @@ export function segmentOutput(io: FileIO, c: LogConfig, dir: string, base: numbe
   }
   const txnPath = path.join(dir, segmentFileName(base, TXN_INDEX_SUFFIX) + suffix);
   io.unlink(txnPath);
+  // Writeback ahead (see the header): the fdatasync in flight, the size it was started at, its failure.
+  let syncing: Promise<void> | undefined;
+  let syncedBytes = 0;
+  let syncFailure: { error: unknown } | undefined;
+  const writeBack = (): void => {
+    if (syncing || syncFailure || o.size - syncedBytes < WRITEBACK_AHEAD_BYTES) return;
+    syncedBytes = o.size;
+    syncing = seg.flushLogAsync().then(
+      () => {
+        syncing = undefined;
+      },
+      (error: unknown) => {
+        syncing = undefined;
+        syncFailure = { error };
+      },
+    );
+  };
   const o: Output = {
     baseOffset: base,
     size: 0,
@@ -160,6 +187,11 @@ export function segmentOutput(io: FileIO, c: LogConfig, dir: string, base: numbe
     append(buf, len, infos) {
       seg.append(buf, 0, len, infos);
       o.size = seg.size;
+      writeBack();
+    },
+    async settle() {
+      await syncing;
+      if (syncFailure) throw syncFailure.error;
     },
     finish(mtimeMs, txnEntries) {
       seg.onBecomeInactive();

@@ -215,9 +215,8 @@ export class AppendPath {
    * it needs no allocation and is still in the CPU cache for write(2) (accept() copies it out when
    * it has to keep it); buffered batches, and sync ones that wait for their group, one after
    * another into the write-buffer arena (from arenaPos), which the committer writes with one
-   * write(2) per contiguous run, without a copy per append nor a joining copy per group. Returns
-   * the buffer only (no { into, start } object per append: the start is arenaPos in the arena, 0
-   * in the scratch).
+   * write(2) per contiguous run, without a copy per append nor a joining copy per group. The
+   * batch starts at arenaPos in the arena, at 0 in the scratch (no { into, start } per append).
    */
   private encodeTarget(options: AppendOptions): Buffer {
     const mode = options.flushMode ?? this.host.config.flushMode;
@@ -369,8 +368,7 @@ export class AppendPath {
     // Each batch adds at most one entry to each index: stay within their free slots.
     const indexRoom = Math.min(seg.offsetIndex.maxEntries - seg.offsetIndex.entries, seg.timeIndex.maxEntries - 1 - seg.timeIndex.entries);
     const firstTs = seg.size > 0 ? seg.firstBatchMaxTimestamp() : first.maxTimestamp;
-    // The segment's numbers as locals: this loop runs over every batch of a commit.
-    const segSize = seg.size;
+    const segSize = seg.size; // the segment's numbers as locals: this loop runs over every batch of a commit
     const segBaseOffset = seg.baseOffset;
     const segmentBytes = c.segmentBytes;
     let j = i + 1;

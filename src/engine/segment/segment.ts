@@ -223,14 +223,11 @@ export class LogSegment {
     let bytes = 0;
     const baseOffset = this.baseOffset;
     let prev = this.lastAppendedOffset ?? baseOffset - 1;
-    // An index loop over locals: this runs once per commit over up to thousands of batches, often
-    // before the optimising compiler takes it, where for...of makes an iterator result per batch.
+    // An index loop over locals (per commit, over up to thousands of batches; no iterator results).
     for (let i = 0; i < batches.length; i++) {
       const b = batches[i]!;
       if (b.lastOffset <= prev) assert(false, `batch ending at offset ${b.lastOffset} appended after offset ${prev}: offsets must increase`, where);
-      if (b.lastOffset - baseOffset > 0x7fffffff) {
-        throw new LogtoolError('out-of-range', `offset ${b.lastOffset} overflows segment ${this.baseOffset}`, { file: this.logPath });
-      }
+      if (b.lastOffset - baseOffset > 0x7fffffff) throw new LogtoolError('out-of-range', `offset ${b.lastOffset} overflows segment ${baseOffset}`, { file: this.logPath });
       prev = b.lastOffset;
       bytes += b.size;
     }

@@ -64,7 +64,10 @@ describe('progress on a terminal, nothing on a pipe', () => {
   it('append from a large input on a terminal: progress with counts, and every --json line starts on a clean line', async () => {
     const root = path.dirname(dir);
     const input = path.join(root, 'lines.txt');
-    fs.writeFileSync(input, Array.from({ length: 200_000 }, (_, i) => `line-${i}`).join('\n') + '\n');
+    // Progress draws first REDRAW_INTERVAL_MS (100 ms) after it starts, so that a short command shows
+    // none: the input must take clearly longer than that to append. 200,000 lines took under 100 ms
+    // on a fast run (a CI run failed so); 2,000,000 (about 24 MB) take several hundred.
+    fs.writeFileSync(input, Array.from({ length: 2_000_000 }, (_, i) => `line-${i}`).join('\n') + '\n');
     const target = path.join(root, 'lines-0');
     const r = await inTerminal(`${shellQuote(process.execPath)} ${shellQuote(cliPath)} append ${shellQuote(target)} --lines --flush async --json --input ${shellQuote(input)}`);
     expect(r.code).toBe(0);

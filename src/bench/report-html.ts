@@ -16,7 +16,7 @@ const title = (text: string): string => '<title>' + esc(text) + '</title>';
 
 function machineLine(m: BenchReport['machine']): string {
   const rounds = m.repeat === 1 ? '1 round' : m.repeat + ' rounds';
-  return `${m.cpus} × ${m.cpuModel}, ${m.memoryGB} GB, ${m.platform} ${m.arch} ${m.kernel}, Node ${m.node}; scratch ${m.scratchDir} (${m.fsType}); ${m.quick ? 'quick, ' : ''}${m.records} records, ≤ ${m.durationMs} ms per scenario, best of ${rounds}`;
+  return `${m.cpus} × ${m.cpuModel}, ${m.memoryGB} GB, ${m.platform} ${m.arch} ${m.kernel}, Node ${m.node}; scratch ${m.scratchDir} (${m.fsType}); ${m.quick ? 'quick, ' : ''}${m.records} records, ≤ ${m.durationMs} ms per scenario, median of ${rounds}, ratios paired per round`;
 }
 
 const fmt = (x: number | null | undefined, digits = 3): string => {

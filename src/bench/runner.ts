@@ -26,9 +26,11 @@ export interface BenchOptions {
   /** Only these scenarios (and the baselines they need). */
   only?: string[];
   /**
-   * Rounds over the whole list (default 3; 1 with quick). Each scenario reports its best round:
-   * the highest records/s and MB/s and the lowest latency percentiles, so a burst of load from
-   * elsewhere on the machine does not decide a ratio. Rounds alternate scenarios and baselines.
+   * Rounds over the whole list (default 3; 1 with quick). Rounds alternate scenarios and
+   * baselines, so a scenario and its baseline run side by side in each round. A scenario's ratio
+   * is the median over rounds of its ratio to the baseline *in the same round*, and its rates and
+   * latencies are the median round's: a burst of load from elsewhere on the machine, or one fast
+   * round of a baseline, does not decide a ratio.
    */
   repeat?: number;
   /** Run each scenario in its own process (default: true, except with quick). */
@@ -250,22 +252,19 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
   } finally {
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
   }
-  const summaries = new Map<string, ScenarioSummary>([...runs].map(([name, rs]) => [name, best(rs)]));
+  const summaries = new Map<string, ScenarioSummary>([...runs].map(([name, rs]) => [name, medianRound(rs)]));
   const reports: ScenarioReport[] = scenarios.map((s) => {
     const r = summaries.get(s.name)!;
     const rounds = runs.get(s.name)!;
     const recordsPerSec = r.seconds > 0 ? r.records / r.seconds : 0;
     const mbPerSec = r.seconds > 0 ? r.bytes / 1e6 / r.seconds : 0;
     const metric = s.baseline ? null : (s.ratioMetric ?? 'recordsPerSec');
-    const base = s.baselineName ? summaries.get(s.baselineName) : undefined;
-    let ratio: number | null = null;
-    if (metric && base) {
-      const denom = metricOf(base, metric);
-      ratio = denom > 0 && Number.isFinite(denom) ? metricOf(r, metric) / denom : null;
-    }
+    const baseRounds = s.baselineName ? runs.get(s.baselineName) : undefined;
+    const paired = metric && baseRounds ? pairedRatio(rounds, baseRounds, metric) : null;
+    const ratio = paired ? paired.median : null;
     // The same metric against what it is shown with (async per-record appends against one write(2) each).
-    const shownWith = (s.shownWith ?? []).map((n) => [n, summaries.get(n)] as const).filter(([, x]) => metric && x && metricOf(x, metric) > 0);
-    const ratiosToShownWith = shownWith.length > 0 ? Object.fromEntries(shownWith.map(([n, x]) => [n, metricOf(r, metric!) / metricOf(x!, metric!)])) : undefined;
+    const shownWith = (s.shownWith ?? []).map((n) => [n, runs.get(n) && metric ? pairedRatio(rounds, runs.get(n)!, metric) : null] as const).filter(([, x]) => x !== null);
+    const ratiosToShownWith = shownWith.length > 0 ? Object.fromEntries(shownWith.map(([n, x]) => [n, x!.median])) : undefined;
     return {
       name: s.name,
       kind: s.baseline ? 'baseline' : 'scenario',
@@ -286,6 +285,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
       meetsTarget: meets(s.target, ratio, recordsPerSec, r.peakRssMB),
       rounds: rounds.length,
       recordsPerSecRounds: rounds.map((x) => Math.round(x.seconds > 0 ? x.records / x.seconds : 0)),
+      ...(paired ? { ratioRounds: paired.rounds.map((x) => Number(x.toFixed(4))) } : {}),
       description: s.description ?? '',
       latencyHistogram: r.latencyHistogram,
       ...(ratiosToShownWith ? { ratiosToShownWith } : {}),
@@ -314,20 +314,43 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
   };
 }
 
+/** The median of `xs` (the mean of the middle two for an even count); NaN for none. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /**
- * The best of several rounds: throughput from the fastest round (its records, bytes, seconds and
- * extra numbers), each latency percentile the lowest seen, peak RSS the highest.
+ * Several rounds of one scenario as one row: the round of median records/s (its records, bytes,
+ * seconds and extra numbers; the lower middle one for an even count), each latency percentile the
+ * median over rounds, peak RSS the highest (a memory bound must hold in every round).
  */
-function best(rounds: ScenarioSummary[]): ScenarioSummary {
+function medianRound(rounds: ScenarioSummary[]): ScenarioSummary {
   const rate = (x: ScenarioSummary): number => (x.seconds > 0 ? x.records / x.seconds : 0);
-  const fastest = rounds.reduce((a, b) => (rate(b) > rate(a) ? b : a));
+  const byRate = [...rounds].sort((a, b) => rate(a) - rate(b));
   return {
-    ...fastest,
-    p50Ms: Math.min(...rounds.map((x) => x.p50Ms)),
-    p99Ms: Math.min(...rounds.map((x) => x.p99Ms)),
-    p999Ms: Math.min(...rounds.map((x) => x.p999Ms)),
+    ...byRate[(byRate.length - 1) >> 1]!,
+    p50Ms: median(rounds.map((x) => x.p50Ms)),
+    p99Ms: median(rounds.map((x) => x.p99Ms)),
+    p999Ms: median(rounds.map((x) => x.p999Ms)),
     peakRssMB: Math.max(...rounds.map((x) => x.peakRssMB)),
   };
+}
+
+/**
+ * A scenario against its baseline, round by round: round i of the scenario over round i of the
+ * baseline (they ran side by side), and the median of those ratios. Rounds whose baseline metric
+ * is zero or not finite are left out; null when none is left.
+ */
+export function pairedRatio(rounds: readonly ScenarioSummary[], baseRounds: readonly ScenarioSummary[], metric: RatioMetric): { median: number; rounds: number[] } | null {
+  const ratios: number[] = [];
+  for (let i = 0; i < Math.min(rounds.length, baseRounds.length); i++) {
+    const denom = metricOf(baseRounds[i]!, metric);
+    if (denom > 0 && Number.isFinite(denom)) ratios.push(metricOf(rounds[i]!, metric) / denom);
+  }
+  return ratios.length === 0 ? null : { median: median(ratios), rounds: ratios };
 }
 
 /** "≥ 0.35×, ≥ 2.5M rec/s" */

@@ -36,7 +36,7 @@ export function benchCommand(): Command {
     .option('--quick', 'a smoke run of a few seconds (checks that bench works; numbers mean little)')
     .option('--records <n>', `records per throughput scenario (default ${DEFAULT_RECORDS})`, parseInteger('--records', 1000))
     .option('--duration <ms>', `cap on each scenario's measured phase (default ${DEFAULT_DURATION_MS})`, parseInteger('--duration', 10))
-    .option('--repeat <n>', 'rounds over all scenarios; each reports its best round (default 3, 1 with --quick)', parseInteger('--repeat', 1))
+    .option('--repeat <n>', 'rounds over all scenarios; each reports its median round and the median of its per-round ratios (default 3, 1 with --quick)', parseInteger('--repeat', 1))
     .option('--scenarios <names>', 'comma-separated scenarios to run (their baselines are added)')
     .option('--list', 'list the scenarios and exit')
     .option('--keep', 'keep the scratch directory')
@@ -125,7 +125,7 @@ Examples:
     const m = report.machine;
     await out.line(
       `machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGB} GB, ${m.platform} ${m.kernel}, Node ${m.node}; scratch ${m.scratchDir} (${m.fsType}); ` +
-        `${m.quick ? 'quick, ' : ''}${m.records} records, ≤ ${m.durationMs} ms per scenario, best of ${m.repeat} round${m.repeat === 1 ? '' : 's'}`,
+        `${m.quick ? 'quick, ' : ''}${m.records} records, ≤ ${m.durationMs} ms per scenario, median of ${m.repeat} round${m.repeat === 1 ? '' : 's'}, ratios paired per round`,
     );
     if (comparison) await out.line(`\n${renderComparison(comparison, out.isTTY)}`);
     if (opts.report !== undefined) await out.line(`report: ${opts.report}`);

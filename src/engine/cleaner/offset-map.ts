@@ -1,6 +1,7 @@
 /**
- * Kafka's SkimpyOffsetMap (kafka-format.md §15.2): a fixed-size open-addressing table from the
- * MD5 of a record key (16 bytes) to the key's latest offset (8 bytes), 24 bytes per slot, filled
+ * Kafka's SkimpyOffsetMap (kafka-format.md §15.2): a fixed-size open-addressing table from a
+ * record key's 16-byte digest (the MD5, or for a short key the key itself, mixed: key-digest.ts)
+ * to the key's latest offset (8 bytes), 24 bytes per slot, filled
  * to at most `slots × loadFactor` (0.9). Memory is exactly `slots × 24` bytes, allocated once; when
  * the map is full the caller ends the cleaning round there (several passes over the log).
  *
@@ -8,25 +9,12 @@
  * big-endian int, adds max(0, i − 12), and takes |probe| mod slots — so the first 13 probes are
  * independent windows of the hash (close to random probing) and only then linear.
  */
-import crypto from 'node:crypto';
-import os from 'node:os';
 import { InvalidArgumentError } from '../errors.js';
-import { shortMd5, SHORT_MD5_MAX_BYTES } from './md5.js';
+import { KEY_DIGEST_BYTES, keyDigestInto } from './key-digest.js';
 
-export const OFFSET_MAP_HASH_BYTES = 16;
+export const OFFSET_MAP_HASH_BYTES = KEY_DIGEST_BYTES;
 export const OFFSET_MAP_ENTRY_BYTES = OFFSET_MAP_HASH_BYTES + 8;
 export const DEFAULT_LOAD_FACTOR = 0.9;
-
-const nativeHash = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'buffer') => Buffer }).hash;
-const LITTLE_ENDIAN = os.endianness() === 'LE';
-
-/** MD5 of buf[start, end) into the 16 bytes behind out (four little-endian words). */
-export function md5Into(buf: Buffer, start: number, end: number, out: Int32Array): void {
-  if (LITTLE_ENDIAN && end - start <= SHORT_MD5_MAX_BYTES) return shortMd5(buf, start, end, out);
-  const view = buf.subarray(start, end);
-  const digest = nativeHash ? nativeHash('md5', view, 'buffer') : crypto.createHash('md5').update(view).digest();
-  digest.copy(Buffer.from(out.buffer, out.byteOffset, OFFSET_MAP_HASH_BYTES));
-}
 
 /**
  * Which offsets of a round's dirty range the map holds as their key's latest: two bits per offset
@@ -203,7 +191,7 @@ export class OffsetMap {
    */
   put(buf: Buffer, start: number, end: number, offset: number): boolean {
     if (this.size >= this.maxEntries) return false;
-    md5Into(buf, start, end, this.hashInts);
+    keyDigestInto(buf, start, end, this.hashInts);
     this.lookups++;
     let attempt = 0;
     let slot = this.slotOf(attempt);
@@ -231,7 +219,7 @@ export class OffsetMap {
 
   /** Latest offset recorded for the key buf[start, end), or −1 if the key is not in the map. */
   get(buf: Buffer, start: number, end: number): number {
-    md5Into(buf, start, end, this.hashInts);
+    keyDigestInto(buf, start, end, this.hashInts);
     this.lookups++;
     let attempt = 0;
     let slot = this.slotOf(attempt);

@@ -1,13 +1,15 @@
 /**
  * The offset map (Kafka's SkimpyOffsetMap): MD5 of the key, exactly as node:crypto computes it,
- * whatever the key length; later offsets overwrite; absent keys read −1; the map reports full at
+ * whatever the key length, or for a key of at most 15 bytes the key itself mixed (distinct short
+ * keys never share a digest, and their digests are never empty slots); later offsets overwrite; absent keys read −1; the map reports full at
  * slots × 0.9 without changing anything; memory is exactly slots × 24 bytes; every key put in
  * is found again at that load; and its marks of latest offsets answer as the lookup would.
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { md5Into, OffsetMap, OFFSET_MAP_ENTRY_BYTES } from '../../../src/engine/cleaner/offset-map.js';
+import { OffsetMap, OFFSET_MAP_ENTRY_BYTES } from '../../../src/engine/cleaner/offset-map.js';
+import { keyDigestInto, md5Into, SHORT_KEY_MAX_BYTES } from '../../../src/engine/cleaner/key-digest.js';
 
 describe('md5Into', () => {
   it('equals node:crypto MD5 for every key length and position', () => {
@@ -25,6 +27,59 @@ describe('md5Into', () => {
       md5Into(b, 0, n, out);
       expect(Buffer.from(out.buffer).toString('hex')).toBe(crypto.createHash('md5').update(b).digest('hex'));
     }
+  });
+});
+
+describe('keyDigestInto', () => {
+  const digest = (b: Buffer, start = 0, end = b.length): string => {
+    const out = new Int32Array(4);
+    keyDigestInto(b, start, end, out);
+    return Buffer.from(out.buffer).toString('hex');
+  };
+
+  it('gives every short key its own nonzero digest, wherever it sits, and the MD5 for longer keys', () => {
+    // Every key of 0-2 bytes and many of 3-15: no two share a digest, none is all zeros.
+    const seen = new Map<string, string>();
+    const check = (k: Buffer): void => {
+      const d = digest(Buffer.concat([Buffer.from([1, 2, 3]), k, Buffer.from([4])]), 3, 3 + k.length);
+      expect(d).not.toBe('0'.repeat(32));
+      expect(d).toBe(digest(k));
+      const other = seen.get(d);
+      if (other !== undefined) expect(other).toBe(k.toString('hex'));
+      seen.set(d, k.toString('hex'));
+    };
+    check(Buffer.alloc(0));
+    for (let a = 0; a < 256; a++) {
+      check(Buffer.from([a]));
+      for (let b = 0; b < 256; b += 7) check(Buffer.from([a, b]));
+    }
+    // Keys that differ only in trailing zero bytes, as padding would make them.
+    for (let n = 0; n <= SHORT_KEY_MAX_BYTES; n++) check(Buffer.alloc(n));
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 3, maxLength: SHORT_KEY_MAX_BYTES }), (bytes) => check(Buffer.from(bytes))),
+      { numRuns: 4_000 },
+    );
+    expect(seen.size).toBeGreaterThan(13_000);
+    for (const n of [SHORT_KEY_MAX_BYTES + 1, 40, 200]) {
+      const k = crypto.randomBytes(n);
+      const out = new Int32Array(4);
+      md5Into(k, 0, n, out);
+      expect(digest(k)).toBe(Buffer.from(out.buffer).toString('hex'));
+    }
+  });
+
+  it('scatters the probe window of similar short keys like a hash (first 4 bytes, as Kafka probes)', () => {
+    const slots = 1 << 16;
+    const used = new Set<number>();
+    const n = 20_000;
+    for (let i = 0; i < n; i++) {
+      const out = new Int32Array(4);
+      const k = Buffer.from(`key-${i}`);
+      keyDigestInto(k, 0, k.length, out);
+      used.add(Math.abs(Buffer.from(out.buffer).readInt32BE(0)) % slots);
+    }
+    // Random positions would fill 1 − e^(−n/slots) ≈ 26.3% of the slots: 17,250 distinct of 20,000.
+    expect(used.size).toBeGreaterThan(16_800);
   });
 });
 

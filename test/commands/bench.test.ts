@@ -95,6 +95,8 @@ describe('bench --quick --json', () => {
         expect(names).toContain(s.baseline);
         expect(isNumber(s.ratioToBaseline), `${String(s.name)}.ratioToBaseline`).toBe(true);
         expect(s.ratioToBaseline as number).toBeGreaterThan(0);
+        // One ratio per round, the reported one their median (one round with --quick).
+        expect(s.ratioRounds, String(s.name)).toEqual([s.ratioToBaseline === null ? null : Number((s.ratioToBaseline as number).toFixed(4))]);
       } else {
         expect(s.kind).toBe('baseline');
         expect(s.baseline).toBeNull();
@@ -120,6 +122,9 @@ describe('bench --quick --json', () => {
     // Async per-record appends are shown against their physical floor, one write(2) per record.
     expect(isNumber((byName.get('append-per-record-async')!.ratiosToShownWith as Record<string, unknown>)['raw-write-per-record'])).toBe(true);
     expect(byName.get('append-per-record-buffered')!.baseline).toBe('raw-append-per-record-async');
+    // Issue 15's per-record target is the buffered mode's (the baseline's contract), not async mode's.
+    expect(byName.get('append-per-record-buffered')!.target).toEqual({ ratioAtLeast: 0.15 });
+    expect(byName.get('append-per-record-async')!.target).toBeNull();
     // Buffered appends are shown against async appends of the same size (50 records each).
     expect(isNumber((byName.get('buffered-append-100B')!.ratiosToShownWith as Record<string, unknown>)['async-append-100B-50'])).toBe(true);
     expect(byName.get('async-append-100B-50')!.batchRecords).toBe(50);

@@ -7,7 +7,7 @@ import { CorruptDataError, LogtoolError } from '../errors.js';
 import { codecFor, compressionName, CompressionType } from './compression.js';
 import { readVarint, readVarlong, readVarlongBig, type VarintCursor } from './varint.js';
 import { BytesOf } from './byte-view.js';
-import { passRecordsBelow } from './record-skip.js';
+import { passRecordsBelow, readShortRecord } from './record-skip.js';
 import { RecordView, walkHeaders } from './record-view.js';
 import { Attr, RECORD_BATCH_OVERHEAD, compressionOf, readTimestamp, sizeOf, toTimestamp, type BatchHeader, type LogRecord, type Timestamp } from './batch-header.js';
 
@@ -160,7 +160,10 @@ export class RecordDecoder {
       return false;
     }
     const start = c.pos;
-    this.parseFields(i, v);
+    // The common record in one pass (record-skip.ts), any other field by field: the same view or error.
+    const shortEnd = readShortRecord(this.data, start, end, v);
+    if (shortEnd >= 0) c.pos = shortEnd;
+    else this.parseFields(i, v);
     this.index = i + 1;
     const offset = h.baseOffset + v.offsetDelta;
     if (offset < this.fromOffset) return null;

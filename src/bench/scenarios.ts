@@ -160,7 +160,9 @@ function readOnce(log: Log, tick: (records: number) => void): { records: number;
 function readViewsOnce(log: Log, tick: (records: number) => void): { records: number; bytes: number } {
   let records = 0;
   let bytes = 0;
-  // An int32 checksum: a sum of timestamps (doubles) would box a number per record, measuring the loop rather than the read.
+  // An int32 checksum: a sum of timestamps (doubles) would box a number per record, measuring the
+  // loop rather than the read; so would `timestamp % 1024`, a C library call (fmod) per record on a
+  // double (~17 ns, a tenth of a view read): `| 0` truncates it in one instruction.
   let sum = 0;
   for (const v of log.readViews()) {
     records++;
@@ -168,7 +170,7 @@ function readViewsOnce(log: Log, tick: (records: number) => void): { records: nu
       bytes += v.valueLength;
       sum = (sum + v.bytes[v.valueStart]!) | 0;
     }
-    sum = (sum + v.offset + ((v.timestamp as number) % 1024)) | 0;
+    sum = (sum + v.offset + ((v.timestamp as number) | 0)) | 0;
     if ((records & 1023) === 0) tick(records);
   }
   if (sum === 0.5) throw new Error('read views: no checksum');

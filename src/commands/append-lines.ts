@@ -5,7 +5,7 @@
  * where BatchAppender's do for the same input — at --batch-records, before max.message.bytes, and
  * at the end of each input chunk — so the log is byte-identical to the one the record path writes.
  */
-import { LogtoolError, type FileIO, type ValueSlices } from '../api/format.js';
+import { LogtoolError, type ValueSlices } from '../api/format.js';
 
 /** Per-record overhead bound used to keep a batch under max.message.bytes. */
 export const RECORD_OVERHEAD_BOUND_BYTES = 21 + 10;
@@ -142,50 +142,4 @@ function grow(slices: ValueSlices): void {
   ends.set(slices.ends);
   slices.starts = starts;
   slices.ends = ends;
-}
-
-/** What stdinChunks asks of one read from a regular file: process.stdin's chunk size. */
-const STDIN_FILE_CHUNK_BYTES = 64 * 1024;
-/**
- * What it asks of one read from a pipe or socket: whatever has piled up, up to this. A writer
- * ahead of `append` leaves more than 64 KiB waiting (a socket from Node's spawn ~230 KB), and one
- * read of it costs one thread-pool round trip and makes batches that end only at --batch-records.
- */
-const STDIN_PIPE_CHUNK_BYTES = 1024 * 1024;
-
-/**
- * Stdin in chunks read into one reused buffer through the thread pool (the event loop stays free
- * while a slow producer is quiet): no 64 KiB buffer per read, as process.stdin allocates, which
- * left tens of MiB of dead chunks waiting for the GC once lines no longer made garbage of their
- * own. A chunk is valid until the next is asked for (splitLines copies what it carries over). A regular
- * file is read in the chunks process.stdin reads it in (so its batches do not depend on how it is
- * given); a pipe or socket in reads of up to 1 MiB. A non-blocking stdin (EAGAIN: it was
- * shared with a process that set O_NONBLOCK, or process.stdin was opened) is read through
- * process.stdin from there on.
- */
-export async function* stdinChunks(io: FileIO): AsyncGenerator<Buffer> {
-  const size = stdinIsFile(io) ? STDIN_FILE_CHUNK_BYTES : STDIN_PIPE_CHUNK_BYTES;
-  const buf = Buffer.allocUnsafeSlow(size);
-  for (;;) {
-    let n: number;
-    try {
-      n = await io.readAsync!(0, buf, 0, buf.length, null);
-    } catch (e) {
-      if (((e as Error).cause as NodeJS.ErrnoException | undefined)?.code !== 'EAGAIN') throw e;
-      process.stdin.on('error', () => undefined); // surfaced by the iterator
-      yield* process.stdin as AsyncIterable<Buffer>;
-      return;
-    }
-    if (n === 0) return;
-    yield buf.subarray(0, n);
-  }
-}
-
-/** Whether stdin is a regular file (a failing fstat: no, and its read reports the failure). */
-function stdinIsFile(io: FileIO): boolean {
-  try {
-    return io.fstat(0).isFile;
-  } catch {
-    return false;
-  }
 }

@@ -5,7 +5,7 @@
  * where BatchAppender's do for the same input — at --batch-records, before max.message.bytes, and
  * at the end of each input chunk — so the log is byte-identical to the one the record path writes.
  */
-import { LogtoolError, type FileIO, type ValueSlices } from '../api/format.js';
+import { LogtoolError, type ValueSlices } from '../api/format.js';
 
 /** Per-record overhead bound used to keep a batch under max.message.bytes. */
 export const RECORD_OVERHEAD_BOUND_BYTES = 21 + 10;
@@ -17,8 +17,8 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 /** Ranges a batch starts with room for; the arrays double up to the batch's record bound. */
 const INITIAL_SLICES = 1024;
-/** A line's start carried over and the chunk it ends in are joined in one reused buffer up to this size. */
-const JOIN_REUSE_BYTES = 1024 * 1024;
+/** A line's start carried over and the chunk it ends in are joined in one reused buffer up to this size (a stdin chunk and a line of 1 MiB). */
+const JOIN_REUSE_BYTES = 2 * 1024 * 1024;
 
 /** Where the batches go: BatchAppender. */
 export interface SliceSink {
@@ -142,33 +142,4 @@ function grow(slices: ValueSlices): void {
   ends.set(slices.ends);
   slices.starts = starts;
   slices.ends = ends;
-}
-
-/** What stdinChunks asks of one read: Node's own pipe reads are this size too. */
-const STDIN_CHUNK_BYTES = 64 * 1024;
-
-/**
- * Stdin in chunks read into one reused buffer through the thread pool (the event loop stays free
- * while a slow producer is quiet): no 64 KiB buffer per read, as process.stdin allocates, which
- * left tens of MiB of dead chunks waiting for the GC once lines no longer made garbage of their
- * own. A chunk is valid until the next is asked for (splitLines copies what it carries over). A regular
- * file is read in the chunks process.stdin reads it in. A non-blocking stdin (EAGAIN: it was
- * shared with a process that set O_NONBLOCK, or process.stdin was opened) is read through
- * process.stdin from there on.
- */
-export async function* stdinChunks(io: FileIO): AsyncGenerator<Buffer> {
-  const buf = Buffer.allocUnsafeSlow(STDIN_CHUNK_BYTES);
-  for (;;) {
-    let n: number;
-    try {
-      n = await io.readAsync!(0, buf, 0, buf.length, null);
-    } catch (e) {
-      if (((e as Error).cause as NodeJS.ErrnoException | undefined)?.code !== 'EAGAIN') throw e;
-      process.stdin.on('error', () => undefined); // surfaced by the iterator
-      yield* process.stdin as AsyncIterable<Buffer>;
-      return;
-    }
-    if (n === 0) return;
-    yield buf.subarray(0, n);
-  }
 }

@@ -13,7 +13,8 @@ import { Output } from '../render/output.js';
 import { startProgress, type Progress } from '../render/progress.js';
 import { checkAppendTarget, removeUnusedNewDir, stdinHasData } from './append-target.js';
 import { parseNdjsonLine } from './append-ndjson.js';
-import { appendLines, splitLines, stdinChunks } from './append-lines.js';
+import { appendLines, splitLines } from './append-lines.js';
+import { stdinChunks } from './stdin-chunks.js';
 import { BatchAppender } from './append-batches.js';
 import {
   addFlushOptions,
@@ -28,7 +29,7 @@ import {
   int64Timestamp,
   type Encoding,
 } from './shared.js';
-import { isLogDirPath, partitionDirIn } from './logdir-runner.js';
+import { isLogDirPath, partitionDirIn } from './logdir-paths.js';
 
 
 interface AppendOpts {

@@ -14,7 +14,7 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { realIO, type FileIO, LogtoolError, ExitCode } from '../api/format.js';
-import { parseTopicPartition, requireValidTopicName } from '../inspect/log.js';
+import { requireValidTopicName } from '../inspect/log.js';
 import { isBrokerLogDir, isKafkaEntry, listLogDir } from '../inspect/logdir.js';
 import { LOG_SUFFIX } from '../inspect/format.js';
 import { Output, warn } from '../render/output.js';
@@ -24,6 +24,9 @@ import { startProgress } from '../render/progress.js';
 import { parseInteger } from './shared.js';
 import { WorkerPool, deserializeError, serializeError, type SerializedError } from '../inspect/worker-pool.js';
 import { clearStderrLine } from '../render/stderr-line.js';
+
+// A path's kind, apart so that `append` classifies one without loading the runner (tables, worker pool).
+export { isLogDirPath, partitionDirIn } from './logdir-paths.js';
 
 /** The worker entry for read-only jobs (compiled beside this file). */
 const JOBS_ENTRY = new URL('./partition-jobs.js', import.meta.url);
@@ -92,37 +95,6 @@ export function addLogDirOptions(cmd: Command): Command {
   cmd.addOption(new Option('--partition <n>', 'log directory: only partitions with this number').argParser(parseInteger('--partition', 0)));
   cmd.addOption(new Option('--partitions <glob>', "log directory: only partition directories whose name matches (* and ?, e.g. 'orders-*')"));
   return cmd;
-}
-
-/**
- * A path is a partition directory when its name parses as `<topic>-<partition>` (as before log
- * directories were taken), unless it exists and is plainly a log directory: it holds
- * meta.properties, or partition directories and no segment.
- */
-export function isLogDirPath(given: string, io: FileIO = realIO): boolean {
-  const resolved = path.resolve(given);
-  if (!parseTopicPartition(resolved)) return true;
-  if (io.stat(resolved)?.isDirectory !== true) return false;
-  if (isBrokerLogDir(resolved, io)) return true;
-  const names = io.readdir(resolved);
-  if (names.some((n) => n.endsWith(LOG_SUFFIX))) return false;
-  return names.some((n) => parseTopicPartition(n) !== undefined && io.stat(path.join(resolved, n))?.isDirectory === true);
-}
-
-/**
- * Where `append --topic T --partition N <logdir>` puts a partition: `<logdir>/<T>-<N>`, Kafka's
- * name, after checking T as Kafka does so that nothing is created outside the log directory. With
- * several log directories the manager's rule (the one holding the fewest partitions) will choose;
- * with one, it is there. A path that is itself a partition directory is a usage error.
- */
-export function partitionDirIn(logDir: string, topic: string | undefined, partition: number | undefined, io: FileIO = realIO): string {
-  if (topic === undefined || partition === undefined) throw new LogtoolError('usage', '--topic and --partition name the partition together: give both', { file: logDir });
-  requireValidTopicName(topic);
-  const resolved = path.resolve(logDir);
-  if (io.stat(resolved)?.isDirectory === true && !isLogDirPath(resolved, io)) {
-    throw new LogtoolError('usage', 'is a partition directory; --topic and --partition name a partition inside a log directory', { file: logDir });
-  }
-  return path.join(logDir, `${topic}-${partition}`);
 }
 
 /** True when any selection flag was given (they only make sense with a log directory). */

@@ -5,6 +5,7 @@
  * chunks (joined in a reused buffer, also when one joined chunk's tail starts the next join), CRLF,
  * a last line without an ending, a line too large for any batch; and stdin read into one reused
  * buffer (stdinChunks) through the built CLI: a line written in pieces, and a non-blocking stdin,
+ * from a socket and from a pipe (whose waiting bytes are read without the thread pool),
  * for --lines and NDJSON.
  */
 import { spawn } from 'node:child_process';
@@ -16,6 +17,7 @@ import type { ValueSlices } from '../../src/api/format.js';
 import { Log } from '../../src/api.js';
 import { makeTempDir, removeTempDirs } from '../helpers/fixtures.js';
 import { cliPath, ensureBuilt } from '../helpers/build.js';
+import { sh } from '../helpers/cli.js';
 
 beforeAll(ensureBuilt);
 afterAll(removeTempDirs);
@@ -132,6 +134,32 @@ describe('append --lines from stdin', () => {
     const r = await appendInPieces(['one\ntw', 'o\nthree\n'], wrapper);
     expect([r.code, r.err]).toEqual([0, '']);
     expect(r.values).toEqual(['one', 'two', 'three']);
+  });
+
+  it('reads a pipe (not a socket): bytes waiting without the thread pool, a quiet writer waited for, also when stdin was made non-blocking', async () => {
+    // The CLI's stdin is cat's pipe (a spawned child's own stdin is a socket); the wrapper says so on stderr if it is not.
+    const viaPipe = ['sh', '-c', 'cat | { test -p /dev/stdin || echo "stdin is not a pipe" >&2; exec "$@"; }', 'sh'];
+    const r = await appendInPieces(['ab', 'c\nde', 'f\ng', 'h'], viaPipe);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.values).toEqual(['abc', 'def', 'gh']);
+    const nonBlocking = [...viaPipe, 'perl', '-MFcntl', '-e', 'fcntl(STDIN, F_SETFL, fcntl(STDIN, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV'];
+    const b = await appendInPieces(['one\ntw', 'o\nthree\n'], nonBlocking);
+    expect([b.code, b.err, b.values]).toEqual([0, '', ['one', 'two', 'three']]);
+  });
+
+  it('takes every line of a large input from a pipe that is full while append works', async () => {
+    const dir = path.join(makeTempDir('logtool-lines-'), 't-0');
+    const input = path.join(path.dirname(dir), 'in.txt');
+    const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i} ${'x'.repeat(i % 300)}`);
+    fs.writeFileSync(input, `${lines.join('\n')}\n`);
+    const r = await sh(`cat "${input}" | { test -p /dev/stdin || echo "stdin is not a pipe" >&2; "$NODE" "$CLI" append "${dir}" --lines --flush async --json; }`);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const acks = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { count: number });
+    expect(acks.reduce((n, a) => n + a.count, 0)).toBe(lines.length);
+    const log = Log.open(dir, { readOnly: true });
+    const values = [...log.read()].map((v) => v.value!.toString('utf8'));
+    await log.close();
+    expect(values).toEqual(lines);
   });
 
   it('appends NDJSON read into the same reused buffer: records taken as views of a chunk are encoded before the next read', async () => {

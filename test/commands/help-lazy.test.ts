@@ -80,6 +80,15 @@ describe('lazy start-up', () => {
     expect(distModules(modules).filter((m) => COMPACTION.includes(m) || DECODERS.test(m))).toEqual([]);
   });
 
+  it('append --lines from stdin loads no table renderer and no worker pool (a partition, not a log directory)', () => {
+    const dir = path.join(makeTempDir(), 't-0');
+    const { code, modules } = modulesLoaded(['append', dir, '--lines'], 'a\nb\n');
+    expect(code).toBe(0);
+    expect(distModules(modules)).toContain('commands/logdir-paths.js');
+    expect(distModules(modules).filter((m) => ['commands/logdir-runner.js', 'inspect/worker-pool.js', 'render/table.js'].includes(m))).toEqual([]);
+    for (const pkg of ['cli-table3', 'ora', 'lz4-napi', 'snappy', 'zstd-napi']) expect(loads(modules, pkg), pkg).toBe(false);
+  });
+
   it('a read that decodes an internal topic loads its decoders, and one of __consumer_offsets does by its name', async () => {
     const root = makeTempDir();
     const dir = path.join(root, 't-0');

@@ -99,7 +99,7 @@ export async function bundleCli() {
     input: { main: path.join(srcDir, 'program.ts') },
     platform: 'node',
     // Native add-ons load through createRequire when first used; they are never bundled.
-    external: [/^node:/, 'fs-ext', 'lz4-napi', 'snappy', 'zstd-napi', /^zstd-napi\//, '@node-rs/crc32'],
+    external: [/^node:/, 'fs-ext', 'lz4-napi', 'snappy', 'zstd-napi', /^zstd-napi\//, '@node-rs/crc32', /^sse4_crc32\//],
     plugins: [distUrls(), manifest()],
     // Modules the commands share with the program (errors, commander) stay in main.cjs.
     preserveEntrySignatures: 'allow-extension',

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchScenarios } from './scenarios.js';
 import type { BenchContext, BenchScenario, BenchTarget, RatioMetric, ScenarioReport, ScenarioResult } from './types.js';
+import { nativeCrc32c } from '../engine/format/crc32c.js';
 
 export interface BenchOptions {
   /** Parent of the scratch directory (default the OS temp dir); a fresh subdirectory is used. */
@@ -55,6 +56,8 @@ export interface MachineInfo {
   scratchDir: string;
   /** File system of the scratch directory (fsync cost depends on it: tmpfs makes it free). */
   fsType: string;
+  /** The add-on CRC-32C of batches above the JS threshold goes to (without sse4_crc32 built, a slower one). */
+  crc32c: string;
   isolated: boolean;
   quick: boolean;
   repeat: number;
@@ -305,6 +308,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
       node: process.version,
       scratchDir: parent,
       fsType: fsTypeOf(parent),
+      crc32c: nativeCrc32c().addOn,
       isolated: isolate,
       quick,
       repeat,

@@ -104,6 +104,7 @@ describe('bench --quick --json', () => {
       }
     }
     for (const f of ['cpus', 'cpuModel', 'node', 'fsType']) expect(report.machine[f]).toBeTruthy();
+    expect(['sse4_crc32', '@node-rs/crc32']).toContain(report.machine.crc32c);
     // Whole processes: the child's own peak RSS (read from the child, never 0), medians beside node -e 0.
     const byName = new Map(report.scenarios.map((s) => [s.name, s]));
     for (const n of ['memory-node', 'memory-append-pipe', 'memory-read-json', 'memory-verify-deep', 'cli-read-json-pipe']) expect(byName.get(n)!.peakRssMB as number).toBeGreaterThan(10);

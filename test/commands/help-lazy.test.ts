@@ -45,7 +45,7 @@ function modulesLoaded(args: string[], input?: string): { code: number | null; m
 
 const commandModules = (modules: string[]): string[] =>
   [...new Set(modules.filter((m) => /\/dist\/commands\/[^/]+\.js$/.test(m)).map((m) => path.basename(m, '.js')))].sort();
-const NATIVE = ['lz4-napi', 'snappy', 'zstd-napi', 'fs-ext', '@node-rs/crc32'];
+const NATIVE = ['lz4-napi', 'snappy', 'zstd-napi', 'fs-ext', '@node-rs/crc32', 'sse4_crc32'];
 const RENDERING = ['chalk', 'ora', 'cli-table3'];
 /** dist modules a run loaded, relative to dist/. */
 const distModules = (modules: string[]): string[] => [...new Set(modules.filter((m) => m.includes('/dist/')).map((m) => m.slice(m.lastIndexOf('/dist/') + 6)))];

@@ -20,7 +20,9 @@ import {
   type BatchHeader,
   type RecordInput,
 } from '../../../src/engine/format/record-batch.js';
-import { crc32c, crc32cJs, nativeThresholdBytes, setNativeThresholdBytes } from '../../../src/engine/format/crc32c.js';
+import { crc32c, crc32cJs, nativeCrc32c, nativeThresholdBytes, setNativeThresholdBytes } from '../../../src/engine/format/crc32c.js';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import { CorruptDataError, LogtoolError } from '../../../src/engine/errors.js';
 import { recordArb, T0 } from '../arbitraries.js';
 
@@ -71,6 +73,40 @@ describe('CRC-32C', () => {
       }),
       { numRuns: 300, seed: 11 },
     );
+  });
+});
+
+describe('CRC-32C add-ons', () => {
+  const require = createRequire(import.meta.url);
+  // Each add-on the engine may call, straight (whichever nativeCrc32c picked, the other stays tested).
+  const addOns: [string, (b: Buffer, initial: number) => number][] = [['@node-rs/crc32', (require('@node-rs/crc32') as { crc32c: (b: Buffer, i: number) => number }).crc32c]];
+  let sse: { hardware_support: boolean; sse42_crc: (b: Buffer, i: number) => number } | undefined;
+  try {
+    sse = require('sse4_crc32/build/Release/crc32c.node') as typeof sse;
+  } catch {
+    sse = undefined; // an optional dependency: not built on this machine
+  }
+  if (sse?.hardware_support) addOns.push(['sse4_crc32', sse.sse42_crc]);
+
+  it('crc32c uses sse4_crc32 where it is built and the CPU has SSE 4.2, else @node-rs/crc32', () => {
+    expect(nativeCrc32c().addOn).toBe(sse?.hardware_support ? 'sse4_crc32' : '@node-rs/crc32');
+    // This project's own machines (x86-64 with SSE 4.2, npm ci builds the add-on) take the fast one.
+    if (os.arch() === 'x64' && process.env.CI) expect(nativeCrc32c().addOn).toBe('sse4_crc32');
+  });
+
+  it.each(addOns)('%s agrees with the JS table at random lengths, offsets and initial CRCs', (_name, fn) => {
+    const pool = Buffer.alloc(70_000);
+    for (let i = 0; i < pool.length; i++) pool[i] = (i * 2654435761 + (i >>> 7)) >>> 24;
+    fc.assert(
+      fc.property(fc.nat({ max: 69_999 }), fc.oneof(fc.nat({ max: 600 }), fc.nat({ max: 69_999 })), fc.nat({ max: 0xffffffff }), (start, len, initial) => {
+        const end = Math.min(pool.length, start + len);
+        expect(fn(pool.subarray(start, end), initial) >>> 0).toBe(crc32cJs(pool, start, end, initial));
+      }),
+      { numRuns: 2000, seed: 15 },
+    );
+    // Chained: a CRC continued over a split equals the CRC of the whole.
+    const whole = crc32cJs(pool, 3, 65_539);
+    expect(fn(pool.subarray(40_001, 65_539), fn(pool.subarray(3, 40_001), 0)) >>> 0).toBe(whole);
   });
 });
 

@@ -9,6 +9,7 @@ import { readVarint, readVarlong, readVarlongBig, type VarintCursor } from './va
 import { BytesOf } from './byte-view.js';
 import { passRecordsBelow, readShortRecord } from './record-skip.js';
 import { RecordView, walkHeaders } from './record-view.js';
+import { RecordPieces } from './record-pieces.js';
 import { Attr, RECORD_BATCH_OVERHEAD, compressionOf, readTimestamp, sizeOf, toTimestamp, type BatchHeader, type LogRecord, type Timestamp } from './batch-header.js';
 
 export interface DecodeOptions {
@@ -31,7 +32,7 @@ export const DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024;
  * The records section of the batch at buf[pos…], decompressed if needed. Returns the buffer and
  * the range holding the concatenated records.
  */
-export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}): { data: Buffer; start: number; end: number } {
+export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}, asPieces = false): { data: Buffer; start: number; end: number; pieces?: Buffer[] } {
   const start = pos + RECORD_BATCH_OVERHEAD;
   const end = pos + sizeOf(h);
   // The header's length must describe bytes that are actually there: reading past the buffer
@@ -53,15 +54,24 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
       position: opts.filePosition,
     });
   }
-  let out: Buffer;
+  let out: Buffer | Buffer[];
   try {
-    out = codec.decompress(buf.subarray(start, end), opts.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES);
+    const input = buf.subarray(start, end);
+    const max = opts.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES;
+    // asPieces: the codec's pieces (lz4's blocks) unjoined, for RecordDecoder (record-pieces.ts).
+    out = asPieces && codec.decompressPieces ? codec.decompressPieces(input, max) : codec.decompress(input, max);
   } catch (e) {
     if (e instanceof LogtoolError && e.kind !== 'corrupt') throw e;
     throw new CorruptDataError(`${where}: ${compressionName(codecId)} payload cannot be decompressed: ${(e as Error).message}`, opts.filePosition, opts.file);
   }
+  if (Array.isArray(out)) {
+    if (out.length !== 1) return { data: EMPTY, start: 0, end: 0, pieces: out };
+    out = out[0]!;
+  }
   return { data: out, start: 0, end: out.length };
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function corrupt(h: BatchHeader, message: string, opts: DecodeOptions): CorruptDataError {
   return new CorruptDataError(`batch at offset ${h.baseOffset}: ${message}`, opts.filePosition, opts.file);
@@ -80,10 +90,15 @@ export class RecordDecoder {
   private readonly pos: number;
   private readonly h: BatchHeader;
   private readonly opts: DecodeOptions;
-  private readonly data: Buffer;
+  /** The records section, or (pieces) the buffer holding the current record whole. */
+  private data: Buffer;
   /** Where the keys, values and header values (views of data) are cut from. */
-  private readonly bytes: BytesOf;
-  private readonly end: number;
+  private bytes: BytesOf;
+  private end: number;
+  /** A section left in the codec's pieces (lz4's blocks): records are taken from them one by one. */
+  private pieces: RecordPieces | undefined;
+  /** With pieces: where the next record starts in the section. */
+  private nextAt = 0;
   private readonly logAppendTime: boolean;
   /** Records below this offset are checked but not built (opts.fromOffset, or −∞; +∞ once counting). */
   private fromOffset: number;
@@ -100,7 +115,8 @@ export class RecordDecoder {
 
   constructor(buf: Buffer, pos: number, h: BatchHeader, opts: DecodeOptions = {}) {
     if (h.recordsCount < 0) throw corrupt(h, `negative record count ${h.recordsCount}`, opts);
-    const { data, start, end } = recordsSection(buf, pos, h, opts);
+    const { data, start, end, pieces } = recordsSection(buf, pos, h, opts, true);
+    if (pieces) this.pieces = new RecordPieces(pieces);
     this.buf = buf;
     this.pos = pos;
     this.h = h;
@@ -127,7 +143,10 @@ export class RecordDecoder {
    */
   nextView(v: RecordView): boolean {
     // A lookup: the records below fromOffset that check out are passed over in one tight loop.
-    if (this.index === 0 && this.fromOffset > this.h.baseOffset) this.index = passRecordsBelow(this.data, this.c, this.end, 0, this.h.recordsCount, this.fromOffset - this.h.baseOffset);
+    if (this.index === 0 && this.fromOffset > this.h.baseOffset) {
+      if (this.pieces) this.join();
+      this.index = passRecordsBelow(this.data, this.c, this.end, 0, this.h.recordsCount, this.fromOffset - this.h.baseOffset);
+    }
     for (;;) {
       const r = this.parse(v);
       if (r !== null) return r;
@@ -152,18 +171,22 @@ export class RecordDecoder {
    * fromOffset (then null: the checks are the same, `v` holds its parts); false after the last.
    */
   private parse(v: RecordView): boolean | null {
-    const { h, opts, end, c } = this;
+    const { h, opts, c } = this;
     const i = this.index;
     if (i >= h.recordsCount) {
-      if (!this.done && c.pos !== end) throw corrupt(h, `${end - c.pos} bytes remain after ${h.recordsCount} records`, opts);
+      if (this.pieces && this.nextAt !== this.pieces.total) this.join();
+      if (!this.done && !this.pieces && c.pos !== this.end) throw corrupt(h, `${this.end - c.pos} bytes remain after ${h.recordsCount} records`, opts);
       this.done = true;
       return false;
     }
-    const start = c.pos;
-    // The common record in one pass (record-skip.ts), any other field by field: the same view or error.
-    const shortEnd = readShortRecord(this.data, start, end, v);
-    if (shortEnd >= 0) c.pos = shortEnd;
-    else this.parseFields(i, v);
+    let start = c.pos;
+    if (this.pieces) start = this.parsePlaced(i, v);
+    else {
+      // The common record in one pass (record-skip.ts), any other field by field: the same view or error.
+      const shortEnd = readShortRecord(this.data, start, this.end, v);
+      if (shortEnd >= 0) c.pos = shortEnd;
+      else this.parseFields(i, v);
+    }
     this.index = i + 1;
     const offset = h.baseOffset + v.offsetDelta;
     if (offset < this.fromOffset) return null;
@@ -183,6 +206,42 @@ export class RecordDecoder {
     v.offset = offset;
     v.timestamp = timestamp;
     return true;
+  }
+
+  /**
+   * Parses record i from the piece holding it whole (RecordPieces.place); where it cannot be placed
+   * or does not parse, from the joined section instead, which gives the error the joined section
+   * always gave. Returns where the record starts in `data`.
+   */
+  private parsePlaced(i: number, v: RecordView): number {
+    const p = this.pieces!;
+    const at = this.nextAt;
+    if (p.place(at)) {
+      this.data = p.data!;
+      this.bytes = p.views!;
+      this.end = p.end;
+      this.c.pos = p.start;
+      try {
+        this.parseFields(i, v);
+        this.nextAt = at + p.end - p.start;
+        return p.start;
+      } catch {
+        // Reparsed from the joined section below: the same error, as it always read.
+      }
+    }
+    this.join();
+    this.parseFields(i, v);
+    return at;
+  }
+
+  /** Leaves the pieces for the joined section, the cursor where the next record starts. */
+  private join(): void {
+    const data = this.pieces!.joined();
+    this.pieces = undefined;
+    this.data = data;
+    this.bytes = new BytesOf(data);
+    this.end = data.length;
+    this.c.pos = this.nextAt;
   }
 
   /** The exact timestamp of the record at `start` (checked), from the batch header's int64s. */

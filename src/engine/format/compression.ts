@@ -26,6 +26,12 @@ export interface Codec {
    * not exhaust memory). Throws CorruptDataError (or any Error) on bad input.
    */
   decompress(data: Buffer, maxOutputBytes: number): Buffer;
+  /**
+   * Optional: what decompress returns, as the pieces the codec produced (their concatenation is
+   * decompress's result; the same checks and errors; none a view of data), for a reader that can
+   * take records across them instead of joining them (lz4's blocks).
+   */
+  decompressPieces?(data: Buffer, maxOutputBytes: number): Buffer[];
 }
 
 const codecs = new Map<number, Codec>();

@@ -126,6 +126,19 @@ function readFrameHeader(data: Buffer, opts: Lz4FrameOptions): { flg: number; ma
 }
 
 export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4FrameOptions = {}): Buffer {
+  const out = lz4DecompressBlocks(data, maxOutputBytes, opts, false);
+  let total = 0;
+  for (const piece of out) total += piece.length;
+  // One decompressed block is the library's own buffer (a stored one is a view of the input: copied).
+  return out.length === 1 && out[0]!.buffer !== data.buffer ? out[0]! : Buffer.concat(out, total);
+}
+
+/**
+ * The frame's blocks decompressed, in order, not joined (what lz4Decompress joins, with the same
+ * checks and errors): a reader that takes the records across them saves the copy of every byte
+ * into a fresh buffer per batch (issue 15). A stored block is a view of `data` unless `copyStored`.
+ */
+export function lz4DecompressBlocks(data: Buffer, maxOutputBytes: number, opts: Lz4FrameOptions, copyStored: boolean): Buffer[] {
   checkLimit(maxOutputBytes);
   const header = readFrameHeader(data, opts);
   const { flg, maxBlockBytes } = header;
@@ -133,7 +146,6 @@ export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4Fra
   const blockChecksums = (flg & FLG_BLOCK_CHECKSUM) !== 0;
   const out: Buffer[] = [];
   let total = 0;
-  let lastStored = false;
   for (;;) {
     if (data.length - pos < 4) throw codecError(NAME, `frame ends at byte ${pos} without an end mark`);
     const word = data.readUInt32LE(pos);
@@ -176,15 +188,14 @@ export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4Fra
         throw wrapNative(NAME, `${where} is not a valid LZ4 block of at most ${maxBlockBytes} bytes`, e);
       }
     }
-    out.push(piece);
-    lastStored = stored;
+    out.push(stored && copyStored ? Buffer.from(piece) : piece);
     total += piece.length;
   }
-  // One decompressed block is the library's own buffer (a stored one is a view of the input: copied).
-  return out.length === 1 && !lastStored ? out[0]! : Buffer.concat(out, total);
+  return out;
 }
 
 export const lz4Codec: Codec = {
   compress: (data) => lz4Compress(data),
   decompress: (data, maxOutputBytes) => lz4Decompress(data, maxOutputBytes),
+  decompressPieces: (data, maxOutputBytes) => lz4DecompressBlocks(data, maxOutputBytes, {}, true),
 };

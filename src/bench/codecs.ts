@@ -27,7 +27,7 @@ import { codecFor } from '../engine/format/compression.js';
 import { CompressionType, type CompressionName } from '../engine/format/compression.js';
 import type { RecordInput } from '../engine/format/record-batch.js';
 import { prng } from './datasets.js';
-import { nowMs } from './types.js';
+import { median, nowMs } from './types.js';
 
 export interface CodecBenchOptions {
   /** Bytes per record value (default 1024). */
@@ -56,7 +56,7 @@ export interface CodecBenchResult {
   records: number;
   /** Decompressed record bytes read per pass. */
   bytes: number;
-  /** Duration of the fastest read pass. */
+  /** Duration of the median read pass. */
   seconds: number;
   /** Bytes of the codec's `.log` files. */
   fileBytes: number;
@@ -64,10 +64,14 @@ export interface CodecBenchResult {
   compressionRatio: number;
   /** Time to append and close the log (not the measured phase). */
   writeSeconds: number;
-  /** Compressed codecs: the library's own decompression of the same payloads (fastest pass). */
+  /** Compressed codecs: the library's own decompression of the same payloads (median pass). */
   library?: { mbPerSec: number; seconds: number };
-  /** Compressed codecs: logtool's codec.decompress alone on the same payloads (fastest pass). */
+  /** Compressed codecs: logtool's codec call alone on the same payloads (median pass). */
   codecCall?: { mbPerSec: number; seconds: number };
+  /** Compressed codecs: the median over passes of the read's MB/s over the library's in that pass. */
+  readDecodeToLibrary?: number;
+  /** Compressed codecs: the same for the codec call alone. */
+  codecCallToLibrary?: number;
 }
 
 const ALL_CODECS: readonly CompressionName[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
@@ -200,11 +204,14 @@ function decodePass(inputs: Buffer[], decode: (b: Buffer) => number): { bytes: n
   return { bytes, seconds: (nowMs() - t0) / 1000 };
 }
 
-/**
- * The codec library's own decompression and logtool's codec call, each on the same payloads of a
- * log's batches; fastest of `repeats` interleaved passes. MB/s of decompressed bytes.
- */
-export function benchCodecCalls(dir: string, codec: CompressionName, repeats: number): { library: { mbPerSec: number; seconds: number }; codecCall: { mbPerSec: number; seconds: number }; bytes: number } {
+/** Timed passes of the codec library's own decompression and of logtool's codec call over one log's batch payloads. */
+interface CodecCalls {
+  library(): { bytes: number; seconds: number };
+  codecCall(): { bytes: number; seconds: number };
+}
+
+/** Prepares both calls on a log's payloads (read untimed) and warms each up with one pass that checks they agree. */
+export function codecCalls(dir: string, codec: CompressionName): CodecCalls {
   const payloads = batchPayloads(dir);
   const inputs = libraryInputs(codec, payloads);
   const lib = libraryDecoder(codec);
@@ -212,18 +219,24 @@ export function benchCodecCalls(dir: string, codec: CompressionName, repeats: nu
   // What a read calls: the pieces where the codec offers them (lz4's blocks, taken unjoined by the record decoder).
   const pieces = ours.decompressPieces?.bind(ours);
   const call = pieces ? (b: Buffer) => sumLengths(pieces(b, 1 << 30)) : (b: Buffer) => ours.decompress(b, 1 << 30).length;
-  let bestLib: { bytes: number; seconds: number } | undefined;
-  let bestOurs: { bytes: number; seconds: number } | undefined;
-  for (let i = 0; i < repeats + 1; i++) {
-    const l = decodePass(inputs, (b) => lib(b).length);
-    const o = decodePass(payloads, call);
-    if (l.bytes !== o.bytes) throw new Error(`${codec}: the library decoded ${l.bytes} bytes, logtool's codec ${o.bytes}`);
-    if (i === 0) continue; // warm-up
-    if (!bestLib || l.seconds < bestLib.seconds) bestLib = l;
-    if (!bestOurs || o.seconds < bestOurs.seconds) bestOurs = o;
-  }
-  const mb = (r: { bytes: number; seconds: number }) => ({ mbPerSec: r.bytes / 1e6 / Math.max(r.seconds, 1e-9), seconds: r.seconds });
-  return { library: mb(bestLib!), codecCall: mb(bestOurs!), bytes: bestLib!.bytes };
+  const calls: CodecCalls = { library: () => decodePass(inputs, (b) => lib(b).length), codecCall: () => decodePass(payloads, call) };
+  const l = calls.library();
+  const o = calls.codecCall();
+  if (l.bytes !== o.bytes) throw new Error(`${codec}: the library decoded ${l.bytes} bytes, logtool's codec ${o.bytes}`);
+  return calls;
+}
+
+const mbPerSec = (r: { bytes: number; seconds: number }): number => r.bytes / 1e6 / Math.max(r.seconds, 1e-9);
+
+/** The pass of median MB/s (the lower middle one for an even count). */
+function medianPass<T extends { bytes: number; seconds: number }>(passes: T[]): T {
+  const sorted = [...passes].sort((x, y) => mbPerSec(x) - mbPerSec(y));
+  return sorted[(sorted.length - 1) >> 1]!;
+}
+
+/** The median over passes of a[i]'s MB/s over b[i]'s. */
+function pairedMedian(a: readonly { bytes: number; seconds: number }[], b: readonly { bytes: number; seconds: number }[]): number {
+  return median(a.map((x, i) => mbPerSec(x) / mbPerSec(b[i]!)));
 }
 
 /**
@@ -246,7 +259,9 @@ export async function benchCodecs(scratchDir: string, records: number, options: 
   const poolSize = Math.min(records, 4096);
   for (let i = 0; i < poolSize; i++) pool.push({ key: Buffer.from(`key-${i % 1000}`), value: jsonishRecord(i, recordBytes) });
 
-  const runs = new Map<CompressionName, { dir: string; writeSeconds: number; fileBytes: number; best?: { records: number; bytes: number; seconds: number } }>();
+  type Pass = { records: number; bytes: number; seconds: number };
+  type Timed = { bytes: number; seconds: number };
+  const runs = new Map<CompressionName, { dir: string; writeSeconds: number; fileBytes: number; reads: Pass[]; calls?: CodecCalls; library: Timed[]; codecCall: Timed[] }>();
   for (const codec of codecs) {
     const dir = path.join(scratchDir, `codec-${codec}-0`);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -263,7 +278,7 @@ export async function benchCodecs(scratchDir: string, records: number, options: 
     } finally {
       await log.close();
     }
-    runs.set(codec, { dir, writeSeconds: (nowMs() - t0) / 1000, fileBytes: logBytes(dir) });
+    runs.set(codec, { dir, writeSeconds: (nowMs() - t0) / 1000, fileBytes: logBytes(dir), reads: [], ...(codec === 'none' ? {} : { calls: codecCalls(dir, codec) }), library: [], codecCall: [] });
     progress(++step / steps);
   }
 
@@ -272,33 +287,40 @@ export async function benchCodecs(scratchDir: string, records: number, options: 
       const run = runs.get(codec)!;
       const r = await readPass(run.dir);
       if (r.records !== records) throw new Error(`${codec}: read ${r.records} records, wrote ${records}`);
-      if (!run.best || r.seconds < run.best.seconds) run.best = r;
+      run.reads.push(r);
+      if (run.calls) {
+        run.library.push(run.calls.library());
+        run.codecCall.push(run.calls.codecCall());
+      }
       progress(++step / steps);
     }
   }
 
-  const mbPerSec = (r: { bytes: number; seconds: number }) => r.bytes / 1e6 / Math.max(r.seconds, 1e-9);
-  const baseline = runs.get('none')!.best!;
-  const baselineMb = mbPerSec(baseline);
+  const none = runs.get('none')!.reads;
   return codecs.map((codec) => {
     const run = runs.get(codec)!;
-    const best = run.best!;
-    const mb = mbPerSec(best);
-    const calls = codec === 'none' ? undefined : benchCodecCalls(run.dir, codec, repeats);
+    const read = medianPass(run.reads);
+    const timed = (t: Timed[]) => ({ mbPerSec: mbPerSec(medianPass(t)), seconds: medianPass(t).seconds });
     return {
-      library: calls?.library,
-      codecCall: calls?.codecCall,
+      ...(run.calls
+        ? {
+            library: timed(run.library),
+            codecCall: timed(run.codecCall),
+            readDecodeToLibrary: pairedMedian(run.reads, run.library),
+            codecCallToLibrary: pairedMedian(run.codecCall, run.library),
+          }
+        : {}),
       name: `read-decode-${codec}`,
       codec,
-      recordsPerSec: best.records / Math.max(best.seconds, 1e-9),
-      mbPerSec: mb,
+      recordsPerSec: read.records / Math.max(read.seconds, 1e-9),
+      mbPerSec: mbPerSec(read),
       baseline: codec === 'none' ? null : 'read-decode-none',
-      ratioToBaseline: codec === 'none' ? null : mb / baselineMb,
-      records: best.records,
-      bytes: best.bytes,
-      seconds: best.seconds,
+      ratioToBaseline: codec === 'none' ? null : pairedMedian(run.reads, none),
+      records: read.records,
+      bytes: read.bytes,
+      seconds: read.seconds,
       fileBytes: run.fileBytes,
-      compressionRatio: best.bytes / Math.max(run.fileBytes, 1),
+      compressionRatio: read.bytes / Math.max(run.fileBytes, 1),
       writeSeconds: run.writeSeconds,
     };
   });

@@ -13,7 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchScenarios } from './scenarios.js';
-import type { BenchContext, BenchScenario, BenchTarget, RatioMetric, ScenarioReport, ScenarioResult } from './types.js';
+import { median, type BenchContext, type BenchScenario, type BenchTarget, type RatioMetric, type ScenarioReport, type ScenarioResult } from './types.js';
+
+export { median };
 import { nativeCrc32c } from '../engine/format/crc32c.js';
 
 export interface BenchOptions {
@@ -318,24 +320,25 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
   };
 }
 
-/** The median of `xs` (the mean of the middle two for an even count); NaN for none. */
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
 /**
  * Several rounds of one scenario as one row: the round of median records/s (its records, bytes,
- * seconds and extra numbers; the lower middle one for an even count), each latency percentile the
- * median over rounds, peak RSS the highest (a memory bound must hold in every round).
+ * seconds; the lower middle one for an even count), each latency percentile and each numeric extra
+ * (a codec's readDecodeToLibrary, fsyncs per append…) the median over rounds, peak RSS the highest
+ * (a memory bound must hold in every round).
  */
 function medianRound(rounds: ScenarioSummary[]): ScenarioSummary {
   const rate = (x: ScenarioSummary): number => (x.seconds > 0 ? x.records / x.seconds : 0);
   const byRate = [...rounds].sort((a, b) => rate(a) - rate(b));
+  const mid = byRate[(byRate.length - 1) >> 1]!;
+  const extra: ScenarioSummary['extra'] = { ...mid.extra };
+  for (const [k, x] of Object.entries(mid.extra)) {
+    if (typeof x !== 'number') continue;
+    const xs = rounds.map((r) => r.extra[k]).filter((y): y is number => typeof y === 'number');
+    extra[k] = xs.length === rounds.length ? median(xs) : x;
+  }
   return {
-    ...byRate[(byRate.length - 1) >> 1]!,
+    ...mid,
+    extra,
     p50Ms: median(rounds.map((x) => x.p50Ms)),
     p99Ms: median(rounds.map((x) => x.p99Ms)),
     p999Ms: median(rounds.map((x) => x.p999Ms)),

@@ -190,3 +190,11 @@ export function timeOps(
   }
   return { ops, seconds: (nowMs() - t0) / 1000, latenciesMs: lat };
 }
+
+/** The median of `xs` (the mean of the middle two for an even count); NaN for none. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}

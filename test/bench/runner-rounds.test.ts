@@ -16,7 +16,8 @@ function fixed(name: string, rates: number[], extra: Partial<BenchScenario> = {}
     name,
     run: async () => {
       const rate = rates[round++]!;
-      return singleRunResult({ records: 1000, bytes: 100_000, seconds: 1000 / rate }, 'op');
+      // A numeric extra that is not the rate's order (the median round has 30, the median is 20), and a string.
+      return singleRunResult({ records: 1000, bytes: 100_000, seconds: 1000 / rate }, 'op', { toLibrary: [10, 30, 20][round - 1]!, label: `round ${round}` });
     },
     ...extra,
   };
@@ -55,6 +56,9 @@ describe('bench rounds', () => {
     expect(engine.ratioToBaseline).toBeCloseTo(0.8, 9);
     expect(engine.meetsTarget).toBe(false);
     expect(engine.recordsPerSecRounds).toEqual([900, 1000, 800]);
+    // Numeric extras are each the median over rounds; others come from the median round (900/s, the first).
+    expect(engine.toLibrary).toBe(20);
+    expect(engine.label).toBe('round 1');
     expect(report.machine.repeat).toBe(3);
   });
 });

@@ -44,6 +44,7 @@ abstract class BatchWalk<T> implements Generator<T, undefined> {
   protected plan: RecordPlan | undefined;
   private finished = false;
 
+  /** `begin` decides the plan at the first `next()` (undefined: nothing to read). */
   constructor(private readonly begin: () => RecordPlan | undefined) {}
 
   abstract next(): IteratorResult<T, undefined>;
@@ -108,11 +109,6 @@ export class RecordIterator extends BatchWalk<LogRecord> {
   /** The records of the current batch. */
   private source: RecordSource | undefined;
 
-  /** `begin` decides the plan at the first `next()` (undefined: nothing to read). */
-  constructor(begin: () => RecordPlan | undefined) {
-    super(begin);
-  }
-
   next(): IteratorResult<LogRecord, undefined> {
     try {
       for (;;) {
@@ -156,11 +152,6 @@ export class ViewIterator extends BatchWalk<RecordView> {
   private decoder: RecordDecoder | undefined;
   /** The current legacy entry's records. */
   private legacy: RecordSource<RecordView> | undefined;
-
-  /** `begin` decides the plan at the first `next()` (undefined: nothing to read). */
-  constructor(begin: () => RecordPlan | undefined) {
-    super(begin);
-  }
 
   next(): IteratorResult<RecordView, undefined> {
     try {

@@ -49,16 +49,22 @@ export function entryRecordSource(entry: LogEntry, opts: DecodeOptions = {}): Re
   return { next: () => records[i++] };
 }
 
+/** The decoder of a v2 entry's records (entry.header set): what entryRecordSource reads it with. */
+export function entryDecoder(entry: LogEntry, opts: DecodeOptions): RecordDecoder {
+  const { buf, pos, o } = entryInput(entry, opts);
+  return new RecordDecoder(buf, pos, entry.header!, o);
+}
+
 /**
  * The records of an entry shown one at a time in `view` (RecordDecoder.nextView: every check
  * entryRecordSource makes, no object per record); a legacy entry is decoded whole as there.
  */
 export function entryViewSource(entry: LogEntry, opts: DecodeOptions, view: RecordView): RecordSource<RecordView> {
-  const { buf, pos, o } = entryInput(entry, opts);
   if (entry.header) {
-    const d = new RecordDecoder(buf, pos, entry.header, o);
+    const d = entryDecoder(entry, opts);
     return { next: () => (d.nextView(view) ? view : undefined) };
   }
+  const { buf, pos, o } = entryInput(entry, opts);
   const records = decodeLegacyEntry(buf, pos, entry.size, o);
   let i = 0;
   return { next: () => (i < records.length ? view.showRecord(records[i++]!) : undefined) };

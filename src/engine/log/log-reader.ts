@@ -7,9 +7,9 @@ import { LogtoolError } from '../errors.js';
 import type { LogWarning, ReadableLog, SegmentInfo } from './log-types.js';
 import type { LogSegment } from '../segment/segment.js';
 import { entryCrcValid, type LogEntry } from '../segment/file-records.js';
-import { decodeEntryRecords, entryRecords, entryRecordSource, entryViewSource } from '../format/entry-records.js';
-import { RecordView } from '../format/record-view.js';
-import { RecordIterator, type RecordPlan } from './record-iterator.js';
+import { decodeEntryRecords, entryRecords } from '../format/entry-records.js';
+import type { RecordView } from '../format/record-view.js';
+import { RecordIterator, ViewIterator, type RecordPlan } from './record-iterator.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from '../segment/offset-index.js';
 import { readGuessedBatch } from '../segment/segment-lookup.js';
 import { committedView, ReadCommittedFilter, type CommittedView, type IsolationLevel } from '../partition-state/isolation.js';
@@ -153,7 +153,7 @@ export class LogReader {
 
   /** The records of a read (see RecordIterator): nothing is looked up before the first `next()`. */
   records(options: ReadOptions = {}): Generator<LogRecord> {
-    return new RecordIterator(() => this.plan(options, options.reuseBuffer === true), entryRecordSource);
+    return new RecordIterator(() => this.plan(options, options.reuseBuffer === true));
   }
 
   /**
@@ -161,8 +161,7 @@ export class LogReader {
    * RecordView): the same records and checks as records(options), read through one buffer.
    */
   views(options: ViewReadOptions = {}): Generator<RecordView> {
-    const view = new RecordView();
-    return new RecordIterator(() => this.plan(options, true), (entry, opts) => entryViewSource(entry, opts, view), true);
+    return new ViewIterator(() => this.plan(options, true));
   }
 
   /** What a read walks (RecordPlan), decided at its first `next()`; undefined when nothing is to be read. */

@@ -34,12 +34,6 @@ const MAX_WINDOW_LOG = 31;
 const STREAM_CHUNK_BYTES = 256 * 1024;
 
 let dctx: InstanceType<ZstdBinding['DCtx']> | undefined;
-/**
- * The windowLogMax dctx holds when its last call ended cleanly (every frame done, all input
- * consumed): it then waits at a frame boundary, where zstd starts the next frame afresh, so the
- * reset and setParameter native calls (~1.4 µs per batch) are skipped. Undefined after an error.
- */
-let cleanWindowLog: number | undefined;
 
 export function zstdCompress(data: Buffer): Buffer {
   return zstd().compress(data, { compressionLevel: ZSTD_KAFKA_LEVEL });
@@ -72,15 +66,10 @@ export function zstdDecompress(data: Buffer, maxOutputBytes: number): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   let input = data;
-  const windowLog = windowLogMaxFor(maxOutputBytes);
   try {
-    const clean = cleanWindowLog === windowLog;
-    cleanWindowLog = undefined;
-    if (!clean) {
-      // A previous call may have failed mid-frame; start clean and apply this call's window cap.
-      ctx.reset(binding().ResetDirective.sessionAndParameters);
-      ctx.setParameter(binding().DParameter.windowLogMax, windowLog);
-    }
+    // A previous call may have failed mid-frame; start clean and apply this call's window cap.
+    ctx.reset(binding().ResetDirective.sessionAndParameters);
+    ctx.setParameter(binding().DParameter.windowLogMax, windowLogMaxFor(maxOutputBytes));
     let hintBytes = declared !== undefined ? declared : STREAM_CHUNK_BYTES;
     for (;;) {
       // One byte more than the limit allows, so that overrunning it is seen rather than clipped.
@@ -92,10 +81,7 @@ export function zstdDecompress(data: Buffer, maxOutputBytes: number): Buffer {
       if (total > maxOutputBytes) throw limitError(NAME, maxOutputBytes, 'stream decompresses');
       if (produced > 0) chunks.push(produced === roomBytes ? out : out.subarray(0, produced));
       const frameDone = remaining === 0;
-      if (frameDone && input.length === 0) {
-        cleanWindowLog = windowLog;
-        break;
-      }
+      if (frameDone && input.length === 0) break;
       // Input used up mid-frame with output room to spare: the frame is cut short.
       if (!frameDone && input.length === 0 && produced < roomBytes) {
         throw codecError(NAME, `stream is truncated (frame incomplete after ${data.length} bytes)`);

@@ -58,7 +58,7 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
   try {
     const input = buf.subarray(start, end);
     const max = opts.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES;
-    // asPieces: the codec's pieces (lz4's blocks) unjoined, for RecordDecoder (record-pieces.ts).
+    // asPieces: the codec's pieces (lz4's blocks, snappy's chunks) unjoined, for RecordDecoder (record-pieces.ts).
     out = asPieces && codec.decompressPieces ? codec.decompressPieces(input, max) : codec.decompress(input, max);
   } catch (e) {
     if (e instanceof LogtoolError && e.kind !== 'corrupt') throw e;
@@ -95,7 +95,7 @@ export class RecordDecoder {
   /** Where the keys, values and header values (views of data) are cut from. */
   private bytes: BytesOf;
   private end: number;
-  /** A section left in the codec's pieces (lz4's blocks): records are taken from them one by one. */
+  /** A section left in the codec's pieces (lz4's blocks, snappy's chunks): records are taken from them one by one. */
   private pieces: RecordPieces | undefined;
   /** With pieces: where the next record starts in the section. */
   private nextAt = 0;

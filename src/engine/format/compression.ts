@@ -29,7 +29,7 @@ export interface Codec {
   /**
    * Optional: what decompress returns, as the pieces the codec produced (their concatenation is
    * decompress's result; the same checks and errors; none a view of data), for a reader that can
-   * take records across them instead of joining them (lz4's blocks).
+   * take records across them instead of joining them (lz4's blocks, snappy's xerial chunks).
    */
   decompressPieces?(data: Buffer, maxOutputBytes: number): Buffer[];
 }

@@ -1,8 +1,9 @@
 /**
- * A batch's records section held as the pieces its codec produced (lz4's 64 KiB blocks) instead
- * of one joined buffer (issue 15: joining copied every decompressed byte into a fresh buffer per
- * batch, about a fifth of an lz4 read's CPU). RecordDecoder takes each record from the piece that
- * holds it whole; the few records that straddle two pieces are copied into a buffer of their own.
+ * A batch's records section held as the pieces its codec produced (lz4's 64 KiB blocks, snappy's
+ * 32 KiB xerial chunks) instead of one joined buffer (issue 15: joining copied every decompressed
+ * byte into a fresh buffer per batch, about a fifth of an lz4 read's CPU). RecordDecoder takes
+ * each record from the piece that holds it whole; the few records that straddle two pieces are
+ * copied into a buffer of their own.
  *
  * Only records whose length varint is readable and whose declared length stays inside the section
  * are placed here; anything else (and any error while parsing a placed record) makes the decoder

@@ -36,8 +36,18 @@ function writeHeader(out: Buffer, pos: number): number {
   return pos + XERIAL_HEADER_BYTES;
 }
 
+/**
+ * The library's output copied into memory V8 allocates (`copyOutputData`), not an external buffer:
+ * an external buffer is freed only by a finalizer that runs on a later turn of the event loop, so a
+ * loop of appends or a synchronous read() that never yields held every batch's output until it
+ * ended (3,000 × 100 KB: 428 MiB of RSS, even with a collection every 50 calls). The copy is also
+ * faster here (32 KiB: 21–23 against 27–97 µs per call).
+ */
+const OWN_OUTPUT = { copyOutputData: true } as const;
+const OWN_OUTPUT_BUFFER = { asBuffer: true, copyOutputData: true } as const;
+
 function rawCompress(block: Buffer): Buffer {
-  return snappy().compressSync(block);
+  return snappy().compressSync(block, OWN_OUTPUT);
 }
 
 export function snappyCompress(data: Buffer): Buffer {
@@ -83,7 +93,7 @@ function rawDecompress(block: Buffer, budgetBytes: number, maxOutputBytes: numbe
   if (declared > budgetBytes) throw limitError(NAME, maxOutputBytes, `${where} declares ${declared} bytes with ${budgetBytes} left`);
   let out: Buffer;
   try {
-    out = snappy().uncompressSync(block, { asBuffer: true }) as Buffer;
+    out = snappy().uncompressSync(block, OWN_OUTPUT_BUFFER) as Buffer;
   } catch (e) {
     throw wrapNative(NAME, `${where} is not valid snappy`, e);
   }

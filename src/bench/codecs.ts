@@ -301,7 +301,10 @@ export async function benchCodecs(scratchDir: string, records: number, options: 
   return codecs.map((codec) => {
     const run = runs.get(codec)!;
     const read = medianPass(run.reads);
-    const timed = (t: Timed[]) => ({ mbPerSec: mbPerSec(medianPass(t)), seconds: medianPass(t).seconds });
+    const timed = (t: Timed[]) => {
+      const m = medianPass(t);
+      return { mbPerSec: mbPerSec(m), seconds: m.seconds };
+    };
     return {
       ...(run.calls
         ? {

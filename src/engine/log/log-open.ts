@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { realIO } from '../io.js';
+import { keepFreedMemoryInProcess } from '../malloc-thresholds.js';
 import { InvalidDirectoryError, LogtoolError } from '../errors.js';
 import { resolveConfig } from '../config.js';
 import { requireCanonicalNameToCreate, requireTopicPartition, parseTopicPartition } from './topic-partition.js';
@@ -19,6 +20,8 @@ import type { LogInit, LogOptions } from './log-options.js';
 /** Opens (creating if allowed) a partition directory; `construct` builds the Log (Log.open). */
 export function openPartition<L>(dir: string, options: LogOptions, construct: (init: LogInit) => L): L {
   const io = options.io ?? realIO;
+  // Appends, reads and compaction allocate and free large buffers all the time (malloc-thresholds.ts).
+  keepFreedMemoryInProcess();
   const ownFiles = options.fileDescriptorCache ? undefined : new FileDescriptorCache(io, options.maxOpenFiles);
   const files = options.fileDescriptorCache ?? ownFiles!;
   const readOnly = options.readOnly ?? false;

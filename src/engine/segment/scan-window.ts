@@ -6,6 +6,7 @@
  * false, so a refill reads into the same buffer).
  */
 import { HEADER_PROBE_BYTES } from '../format/record-batch.js';
+import { keepFreedMemoryInProcess } from '../malloc-thresholds.js';
 
 /** A file the scanner reads by position: an fd it was given or opened, or a segment's cached file. */
 export interface FileSource {
@@ -33,6 +34,8 @@ export class ScanWindow {
     start: number,
     firstReadBytes: number,
   ) {
+    // A scan that yields entries reads each chunk into fresh memory: have glibc keep what it frees.
+    keepFreedMemoryInProcess();
     this.buf = Buffer.allocUnsafe(Math.min(chunkBytes, firstReadBytes, Math.max(fileEnd - start, HEADER_PROBE_BYTES)));
     this.filePos = start;
   }

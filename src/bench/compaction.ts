@@ -28,6 +28,12 @@ export interface CompactionBenchOptions {
   maxMemoryBytes?: number;
   /** segment.bytes of the built log (default 64 MiB). */
   segmentBytes?: number;
+  /**
+   * Size of a log of the same shape built and compacted first, untimed (default 0: none): the
+   * cleaner's modules loaded, its code compiled and its memory touched, as raw-read-crc warms up
+   * with a whole untimed pass.
+   */
+  warmUpBytes?: number;
   /** Keep the scratch directory (default: removed). */
   keep?: boolean;
   /** Called while building and cleaning (phase and fraction done). */
@@ -79,40 +85,22 @@ export async function benchCompaction(opts: CompactionBenchOptions = {}): Promis
   try {
     // ~1 KiB per record: value + key (~12 bytes) + record framing (~10) and batch overhead.
     const recordBytes = valueBytes + 24;
+    const warmUpBytes = opts.warmUpBytes ?? 0;
+    if (warmUpBytes > 0) {
+      const warmDir = path.join(scratch, 'warm-0');
+      const warmRecords = Math.max(perBatch, Math.floor(warmUpBytes / recordBytes));
+      await buildKeyedLog(warmDir, warmRecords, Math.max(1, Math.floor(warmRecords * ratio)), opts);
+      const warmLog = Log.open(warmDir);
+      try {
+        await warmLog.compact({ maxMemoryBytes: bound, deleteDelayMs: 0 });
+      } finally {
+        await warmLog.close();
+      }
+      fs.rmSync(warmDir, { recursive: true, force: true });
+    }
     const records = Math.max(perBatch, Math.floor(totalBytes / recordBytes));
     const distinct = Math.max(1, Math.floor(records * ratio));
-    const log = Log.open(dir, { config: { segmentBytes: opts.segmentBytes ?? 64 * 1024 * 1024, flushMode: 'async', cleanupPolicy: 'compact' } });
-    let appended = 0;
-    try {
-      const pool = Buffer.alloc(valueBytes + 4096);
-      let seed = 0x2545f491;
-      const rand = () => {
-        seed ^= seed << 13;
-        seed ^= seed >>> 17;
-        seed ^= seed << 5;
-        return (seed >>> 0) / 4294967296;
-      };
-      for (let i = 0; i < pool.length; i++) pool[i] = Math.floor(rand() * 256);
-      const t = Date.now();
-      while (appended < records) {
-        const n = Math.min(perBatch, records - appended);
-        const batch = [];
-        for (let i = 0; i < n; i++) {
-          const k = Math.floor(rand() * distinct);
-          const at = Math.floor(rand() * 4096);
-          batch.push({ key: Buffer.from(`key-${k}`), value: pool.subarray(at, at + valueBytes), timestamp: t + appended + i });
-        }
-        await log.append(batch);
-        appended += n;
-        if (appended % (perBatch * 200) === 0) opts.onProgress?.('build', appended / records);
-      }
-      // An extra batch rolls a new active segment so everything appended above is cleanable.
-      log.roll();
-      await log.append([{ key: Buffer.from('end'), value: Buffer.from('end') }]);
-      await log.flush();
-    } finally {
-      await log.close();
-    }
+    const appended = await buildKeyedLog(dir, records, distinct, opts, (f) => opts.onProgress?.('build', f));
 
     const cleanLog = Log.open(dir);
     try {
@@ -163,6 +151,49 @@ export async function benchCompaction(opts: CompactionBenchOptions = {}): Promis
   } finally {
     if (!opts.keep) fs.rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Builds the bench's log in `dir`: `records` records of opts.valueBytes-byte values whose keys are
+ * drawn uniformly from `distinct` keys, in batches of opts.recordsPerBatch, then one more batch in a
+ * new segment so that every record above is cleanable. Returns the records appended.
+ */
+async function buildKeyedLog(dir: string, records: number, distinct: number, opts: CompactionBenchOptions, onProgress?: (fraction: number) => void): Promise<number> {
+  const valueBytes = opts.valueBytes ?? 1000;
+  const perBatch = opts.recordsPerBatch ?? 100;
+  const log = Log.open(dir, { config: { segmentBytes: opts.segmentBytes ?? 64 * 1024 * 1024, flushMode: 'async', cleanupPolicy: 'compact' } });
+  let appended = 0;
+  try {
+    const pool = Buffer.alloc(valueBytes + 4096);
+    let seed = 0x2545f491;
+    const rand = () => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) / 4294967296;
+    };
+    for (let i = 0; i < pool.length; i++) pool[i] = Math.floor(rand() * 256);
+    const t = Date.now();
+    while (appended < records) {
+      const n = Math.min(perBatch, records - appended);
+      const batch = [];
+      for (let i = 0; i < n; i++) {
+        const k = Math.floor(rand() * distinct);
+        const at = Math.floor(rand() * 4096);
+        batch.push({ key: Buffer.from(`key-${k}`), value: pool.subarray(at, at + valueBytes), timestamp: t + appended + i });
+      }
+      await log.append(batch);
+      appended += n;
+      if (appended % (perBatch * 200) === 0) onProgress?.(appended / records);
+    }
+    // An extra batch rolls a new active segment so everything appended above is cleanable.
+    log.roll();
+    await log.append([{ key: Buffer.from('end'), value: Buffer.from('end') }]);
+    await log.flush();
+  } finally {
+    await log.close();
+  }
+  return appended;
 }
 
 /** The result as lines for a human (what `logtool bench` can print). */

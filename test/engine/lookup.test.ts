@@ -168,6 +168,29 @@ describe('OffsetIndex.lookup', () => {
   });
 });
 
+describe('OffsetIndex.append', () => {
+  it('writes each entry as two big-endian int32s (relative offset, position), across pending-buffer growth and flushes', () => {
+    const file = path.join(makeTempDir(), '00000000000000001000.index');
+    const index = new OffsetIndex({ io: realIO, path: file, baseOffset: 1000, maxIndexBytes: 8 * 4096, writable: true });
+    const entries = 1300; // past 4096 pending bytes (512 entries) twice; the pending buffer grows from 256 bytes first
+    const expected = Buffer.alloc(entries * 8);
+    try {
+      for (let i = 0; i < entries; i++) {
+        const relative = i === entries - 1 ? 0x7fffffff : 5 + i * 3;
+        const position = i === entries - 1 ? 0x7fffffff : i * 4099 + (i % 7);
+        index.append(1000 + relative, position);
+        expected.writeInt32BE(relative, i * 8);
+        expected.writeInt32BE(position, i * 8 + 4);
+      }
+      expect(index.entry(entries - 2)).toEqual({ offset: 1000 + 5 + (entries - 2) * 3, position: (entries - 2) * 4099 + ((entries - 2) % 7) });
+      index.trimToValidSize();
+    } finally {
+      index.close();
+    }
+    expect(fs.readFileSync(file).equals(expected)).toBe(true);
+  });
+});
+
 describe('RecordDecoder with fromOffset', () => {
   const batch = encodeBatch(
     Array.from({ length: 5 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [{ key: 'h', value: Buffer.from(`${i}`) }] })),

@@ -12,6 +12,7 @@ import {
   RECORD_BATCH_OVERHEAD,
   computeBatchCrc,
   exactTimestamp,
+  putInt32,
   toTimestamp,
   writeInt64,
   writeTimestamp,
@@ -247,14 +248,6 @@ function packRecords(compression: number, raw: Buffer): Buffer {
 /** The lastOffsetDelta and maxTimestamp putBatchHeader last wrote (module variables: no result object per batch). */
 export let headerLastOffsetDelta = 0;
 export let headerMaxTimestamp = -1;
-
-/** An int32 (or uint32) at pos, big-endian, by byte stores (no range check: the value is the encoder's own). */
-function putInt32(buf: Buffer, pos: number, v: number): void {
-  buf[pos] = v >>> 24;
-  buf[pos + 1] = v >>> 16;
-  buf[pos + 2] = v >>> 8;
-  buf[pos + 3] = v;
-}
 
 /** An int64 at pos: byte stores for a safe integer (every offset and timestamp in practice), else writeInt64. */
 function putInt64(buf: Buffer, pos: number, n: number): void {

@@ -85,6 +85,14 @@ export function readInt64(buf: Buffer, pos: number): number {
   return buf.readInt32BE(pos) * 4294967296 + buf.readUInt32BE(pos + 4);
 }
 
+/** An int32 (or uint32) at pos, big-endian, by byte stores (no range check: the caller's value is known to fit). */
+export function putInt32(buf: Buffer, pos: number, v: number): void {
+  buf[pos] = v >>> 24;
+  buf[pos + 1] = v >>> 16;
+  buf[pos + 2] = v >>> 8;
+  buf[pos + 3] = v;
+}
+
 export function writeInt64(buf: Buffer, pos: number, n: number): void {
   // A double read from an int64 near 2^63 may round up to 2^63: saturate rather than throw.
   if (n >= 9223372036854775807) return void buf.writeBigInt64BE(0x7fffffffffffffffn, pos);

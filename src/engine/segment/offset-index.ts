@@ -3,6 +3,7 @@
  * indexed batch (Kafka ≥ 2.0); lookups are floor-then-scan, which also works for pre-2.0 files.
  */
 import { LogtoolError, assert } from '../errors.js';
+import { putInt32 } from '../format/batch-header.js';
 import { AbstractIndex, type IndexOpenOptions } from './abstract-index.js';
 
 export interface OffsetPosition {
@@ -60,10 +61,11 @@ export class OffsetIndex extends AbstractIndex {
       throw new LogtoolError('corrupt', `index entry offset ${offset} is not above the last entry ${this.lastOffsetCache}`, { file: this.path });
     }
     if (!(Number.isSafeInteger(position) && position >= 0 && position <= 0x7fffffff)) assert(false, `index entry position ${position} is not a 32-bit file position`, { file: this.path });
-    const b = this.scratch;
-    b.writeInt32BE(relative, 0);
-    b.writeInt32BE(position, 4);
-    this.writeEntry(b);
+    const at = this.reserveEntry();
+    const b = this.pendingBytes();
+    putInt32(b, at, relative); // both checked above to be within [0, 2^31)
+    putInt32(b, at + 4, position);
+    this.entries++;
     this.lastOffsetCache = offset;
   }
 

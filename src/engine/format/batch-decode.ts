@@ -65,10 +65,20 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
     throw new CorruptDataError(`${where}: ${compressionName(codecId)} payload cannot be decompressed: ${(e as Error).message}`, opts.filePosition, opts.file);
   }
   if (Array.isArray(out)) {
-    if (out.length !== 1) return { data: EMPTY, start: 0, end: 0, pieces: out };
+    if (out.length !== 1) return { data: EMPTY, start: 0, end: 0, pieces: out.map((p) => ownBytes(p, buf)) };
     out = out[0]!;
   }
+  out = ownBytes(out, buf);
   return { data: out, start: 0, end: out.length };
+}
+
+/**
+ * A decompressed section never shares the batch's memory, so that no record of a compressed batch
+ * is a view of the batch's bytes (Log.read refills its file buffer after one: file-records.ts):
+ * the built-in codecs' output never does; a registered codec's that does is copied.
+ */
+function ownBytes(out: Buffer, batch: Buffer): Buffer {
+  return out.buffer === batch.buffer ? Buffer.from(out) : out;
 }
 
 const EMPTY = Buffer.alloc(0);

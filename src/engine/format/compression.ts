@@ -23,7 +23,8 @@ export interface Codec {
   compress(data: Buffer): Buffer;
   /**
    * Decompresses, refusing to produce more than maxOutputBytes (a lying or malicious stream must
-   * not exhaust memory). Throws CorruptDataError (or any Error) on bad input.
+   * not exhaust memory). Throws CorruptDataError (or any Error) on bad input. A result that is a
+   * view of data is copied by the reader (records are never views of a compressed batch's bytes).
    */
   decompress(data: Buffer, maxOutputBytes: number): Buffer;
   /**

@@ -105,7 +105,7 @@ export class LogReader {
    * searched from its start; a segment without an entry reaching `start` is passed over. A checked
    * read first tries the batch where the index says it starts, in one read (readGuessedBatch).
    */
-  *entries(start: number, verifyCrc = false, reuseBuffer = false): Generator<EntryWithSegment> {
+  *entries(start: number, verifyCrc = false, reuseBuffer: boolean | 'compressed' = false): Generator<EntryWithSegment> {
     const segs = this.log.segments;
     let idx = 0;
     for (let i = 0; i < segs.length; i++) if (segs[i]!.baseOffset <= start) idx = i;
@@ -153,7 +153,8 @@ export class LogReader {
 
   /** The records of a read (see RecordIterator): nothing is looked up before the first `next()`. */
   records(options: ReadOptions = {}): Generator<LogRecord> {
-    return new RecordIterator(() => this.plan(options, options.reuseBuffer === true));
+    // Without reuseBuffer, still refilled in place after a compressed batch: no record is a view of its bytes.
+    return new RecordIterator(() => this.plan(options, options.reuseBuffer === true || 'compressed'));
   }
 
   /**
@@ -165,7 +166,7 @@ export class LogReader {
   }
 
   /** What a read walks (RecordPlan), decided at its first `next()`; undefined when nothing is to be read. */
-  private plan(options: ViewReadOptions, reuseBuffer: boolean): RecordPlan | undefined {
+  private plan(options: ViewReadOptions, reuseBuffer: boolean | 'compressed'): RecordPlan | undefined {
     const start = this.startOffset(options);
     if (start === undefined || this.log.segments.length === 0) return undefined;
     const remaining = options.maxRecords ?? Infinity;

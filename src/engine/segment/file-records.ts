@@ -34,7 +34,8 @@ import { ScanWindow, type FileSource } from './scan-window.js';
  * `complete`: see entryBytes). The scanner never writes to a buffer again once it yielded an entry
  * from it, so the entry's bytes, and the keys and values decoded from them as views, stay valid
  * for as long as they are held (holding one keeps its whole buffer, up to chunkBytes, alive) —
- * except in a scan with `reuseBuffer`, where they are valid until the next entry is requested.
+ * except in a scan with `reuseBuffer`, where they are valid until the next entry is requested (with
+ * `reuseBuffer: 'compressed'`, those of a compressed v2 batch: see ScanOptions.reuseBuffer).
  */
 export interface LogEntry {
   /** Byte position of the entry in the file. */
@@ -115,8 +116,11 @@ export interface ScanOptions {
    * until the next one is requested (the buffer is refilled in place). For the engine's own walks
    * that keep nothing of an entry (verify, recovery, index rebuilds): no fresh chunk per read, no
    * chunks awaiting garbage collection. Off by default: entries handed to callers stay valid.
+   * `'compressed'`: only after a compressed v2 batch, for a reader that keeps nothing of an entry
+   * but its records (Log.read): those are views of the decompressed section, never of the entry's
+   * bytes (recordsSection); any other entry's records are views of the buffer, never written again.
    */
-  reuseBuffer?: boolean;
+  reuseBuffer?: boolean | 'compressed';
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
@@ -255,7 +259,7 @@ export class EntryScanner {
         const entry = this.entryAt(w, position, size);
         if (entry === undefined || !this.followsInSegment(entry, prevLastOffset)) return;
         prevLastOffset = entry.lastOffset;
-        if (!this.opts.reuseBuffer) w.yielded = true;
+        if (!this.reusesAfter(entry)) w.yielded = true;
         yield entry;
         position += size;
       }
@@ -277,6 +281,12 @@ export class EntryScanner {
   private readAheadAt(position: number): number {
     if (this.opts.skipBelowOffset !== undefined && !this.reachedOffset) return this.skipReadAhead(position);
     return this.opts.headersOnly ? SKIP_READ_BYTES : Infinity;
+  }
+
+  /** Whether the buffer may be refilled in place once `entry` was yielded from it (ScanOptions.reuseBuffer). */
+  private reusesAfter(entry: LogEntry): boolean {
+    const reuse = this.opts.reuseBuffer;
+    return reuse === true || (reuse === 'compressed' && entry.header !== undefined && entry.compression !== 0);
   }
 
   /** Ends the scan there: `end` says how. */

@@ -235,7 +235,7 @@ export class LogSegment {
     this.lastAppendedOffset = prev;
   }
 
-  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; skipReadEnd?: number; chunkBytes?: number; headersOnly?: boolean; reuseBuffer?: boolean }): EntryScanner {
+  scanner(opts: { startPosition?: number; endPosition?: number; verifyCrc?: boolean; validateOffsets?: boolean; skipBelowOffset?: number; skipReadEnd?: number; chunkBytes?: number; headersOnly?: boolean; reuseBuffer?: boolean | 'compressed' }): EntryScanner {
     return new EntryScanner({
       io: this.io,
       path: this.logPath,

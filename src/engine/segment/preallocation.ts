@@ -6,9 +6,10 @@
  * zero write (a full disk) stops it for the segment, the appended data is whole either way.
  *
  * The default (`preallocateBytes` -1) is sync mode's: 1 MiB ahead while the fdatasyncs since the
- * last step committed at most 16 KiB each on average. The zeros reach the disk as well as the data,
+ * last step committed at most 64 KiB each on average. The zeros reach the disk as well as the data,
  * so they pay only where an fdatasync's fixed cost (the size commit) outweighs its bytes: one
- * producer of small appends, not 100 KB appends or large groups, not a one-shot append.
+ * producer of small appends and the groups of a few hundred (~43 KB per fdatasync for 256 one-record
+ * appends), not 100 KB appends, not a one-shot append.
  */
 import { assert } from '../errors.js';
 import type { LogConfig } from '../config.js';
@@ -22,8 +23,12 @@ const PREALLOCATE_CHUNK_BYTES = 1 << 20;
  * one append writes on the event loop and its fdatasync carries to the disk (docs/performance.md).
  */
 export const SYNC_DEFAULT_PREALLOCATE_BYTES = 1 << 20;
-/** Sync mode's default preallocates while fdatasyncs commit at most this many bytes each on average. */
-export const SYNC_DEFAULT_MAX_BYTES_PER_SYNC = 16 << 10;
+/**
+ * Sync mode's default preallocates while fdatasyncs commit at most this many bytes each on average:
+ * above a 256-producer group of one-record appends (~43 KB, faster with zeros ahead), below 100 KB
+ * appends (slower with them on a quiet disk; docs/performance.md).
+ */
+export const SYNC_DEFAULT_MAX_BYTES_PER_SYNC = 64 << 10;
 
 /** How a writer's active segment preallocates. */
 export interface PreallocationPolicy {

@@ -18,6 +18,11 @@ import type { CachedFile } from './fd-cache.js';
 /** Largest zero buffer one preallocation step writes. */
 const PREALLOCATE_CHUNK_BYTES = 1 << 20;
 /**
+ * The zeros every step writes from: one per process, made on the first step and only ever read
+ * (write(2) takes it), not a fresh zero-filled MiB per step (one per ~24 groups of 256 appends).
+ */
+let zeroChunk: Buffer | undefined;
+/**
  * Sync mode's default: zeros kept ahead. Any size writes as many zeros as data in the end; a
  * smaller one only adds a size commit per step (1 in ~6,000 appends of 100 B) and bounds the zeros
  * one append writes on the event loop and its fdatasync carries to the disk (docs/performance.md).
@@ -121,7 +126,7 @@ export class SegmentPreallocation {
   }
 
   private writeZeros(size: number, toBytes: number): void {
-    const zeros = Buffer.alloc(Math.min(PREALLOCATE_CHUNK_BYTES, toBytes - this.fileBytes));
+    const zeros = (zeroChunk ??= Buffer.alloc(PREALLOCATE_CHUNK_BYTES));
     try {
       while (this.fileBytes < toBytes) {
         const n = this.file.write(zeros, 0, Math.min(zeros.length, toBytes - this.fileBytes), this.fileBytes);

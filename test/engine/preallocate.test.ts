@@ -241,7 +241,8 @@ describe('the default (preallocateBytes -1): sync mode preallocates while its fd
     return { dir, log };
   }
   const zerosAhead = (dir: string, log: Log): number => fs.statSync(log.activeSegment.logPath).size - log.activeSegment.size;
-  const big = (i: number) => Array.from({ length: 200 }, (_, k) => ({ key: null, value: Buffer.alloc(100, k), timestamp: T0 + i }));
+  /** ~75 KB per append: above the default's 64 KiB per fdatasync. */
+  const big = (i: number) => Array.from({ length: 700 }, (_, k) => ({ key: null, value: Buffer.alloc(100, k), timestamp: T0 + i }));
 
   it('one producer of one-record sync appends: 1 MiB of zeros ahead, trimmed on close to the bytes of a log without', async () => {
     expect(defaultLogConfig.preallocateBytes).toBe(-1);
@@ -258,6 +259,35 @@ describe('the default (preallocateBytes -1): sync mode preallocates while its fd
     expect(fs.readFileSync(logFile(dir)).equals(fs.readFileSync(logFile(plain.dir)))).toBe(true);
   });
 
+  it('256 concurrent producers of one-record sync appends (groups of ~43 KB per fdatasync): zeros ahead, trimmed on close to the bytes of a log without', async () => {
+    const run = async (cfg: Partial<LogConfig>): Promise<{ dir: string; log: Log; fsyncs: number }> => {
+      const dir = path.join(makeTempDir('logtool-prealloc-group-'), 't-0');
+      const log = Log.open(dir, { config: { flushMode: 'sync', ...cfg }, rememberConfig: false });
+      let next = 0;
+      const producer = async (): Promise<void> => {
+        while (next < 256 * 8) {
+          const r = await log.append(one(next++));
+          expect(r.status).toBe('flushed');
+        }
+      };
+      await Promise.all(Array.from({ length: 256 }, producer));
+      return { dir, log, fsyncs: log.flushStats.fsyncs };
+    };
+    const { dir, log, fsyncs } = await run({});
+    const dataBytes = log.activeSegment.size;
+    // The groups' fdatasyncs averaged more than the old 16 KiB gate and at most the 64 KiB one.
+    expect(dataBytes / fsyncs).toBeGreaterThan(16 << 10);
+    expect(zerosAhead(dir, log)).toBeGreaterThan(0);
+    expect(zerosAhead(dir, log)).toBeLessThanOrEqual(SYNC_DEFAULT_PREALLOCATE_BYTES);
+    expect(fs.readFileSync(logFile(dir)).subarray(dataBytes).every((b) => b === 0)).toBe(true);
+    await log.close();
+    expect(fs.statSync(logFile(dir)).size).toBe(dataBytes);
+    const plain = await run({ preallocateBytes: 0 });
+    expect(zerosAhead(plain.dir, plain.log)).toBe(0);
+    await plain.log.close();
+    expect(fs.readFileSync(logFile(dir)).equals(fs.readFileSync(logFile(plain.dir)))).toBe(true);
+  });
+
   it('never past segment.bytes: the zeros end where the segment would roll', async () => {
     const { dir, log } = await defaultLog({ segmentBytes: 8192 }, 12, one);
     try {
@@ -268,9 +298,9 @@ describe('the default (preallocateBytes -1): sync mode preallocates while its fd
     }
   });
 
-  it('no zeros for appends over 16 KiB per fdatasync, for async mode, for an explicit 0, nor before the first fdatasync', async () => {
+  it('no zeros for appends over 64 KiB per fdatasync, for async mode, for an explicit 0, nor before the first fdatasync', async () => {
     const cases: [string, Partial<LogConfig>, number, (i: number) => ReturnType<typeof one>][] = [
-      ['sync, ~20 KiB appends', {}, 8, big],
+      ['sync, ~75 KB appends', {}, 8, big],
       ['async', { flushMode: 'async' }, 30, one],
       ['buffered', { flushMode: 'buffered' }, 30, one],
       ['sync, explicit 0', { preallocateBytes: 0 }, 30, one],

@@ -6,9 +6,10 @@
  * zero write (a full disk) stops it for the segment, the appended data is whole either way.
  *
  * The default (`preallocateBytes` -1) is sync mode's: 1 MiB ahead while the fdatasyncs since the
- * last step committed at most 16 KiB each on average. The zeros reach the disk as well as the data,
+ * last step committed at most 64 KiB each on average. The zeros reach the disk as well as the data,
  * so they pay only where an fdatasync's fixed cost (the size commit) outweighs its bytes: one
- * producer of small appends, not 100 KB appends or large groups, not a one-shot append.
+ * producer of small appends and the groups of a few hundred (~43 KB per fdatasync for 256 one-record
+ * appends), not 100 KB appends, not a one-shot append.
  */
 import { assert } from '../errors.js';
 import type { LogConfig } from '../config.js';
@@ -17,13 +18,22 @@ import type { CachedFile } from './fd-cache.js';
 /** Largest zero buffer one preallocation step writes. */
 const PREALLOCATE_CHUNK_BYTES = 1 << 20;
 /**
+ * The zeros every step writes from: one per process, made on the first step and only ever read
+ * (write(2) takes it), not a fresh zero-filled MiB per step (one per ~24 groups of 256 appends).
+ */
+let zeroChunk: Buffer | undefined;
+/**
  * Sync mode's default: zeros kept ahead. Any size writes as many zeros as data in the end; a
  * smaller one only adds a size commit per step (1 in ~6,000 appends of 100 B) and bounds the zeros
  * one append writes on the event loop and its fdatasync carries to the disk (docs/performance.md).
  */
 export const SYNC_DEFAULT_PREALLOCATE_BYTES = 1 << 20;
-/** Sync mode's default preallocates while fdatasyncs commit at most this many bytes each on average. */
-export const SYNC_DEFAULT_MAX_BYTES_PER_SYNC = 16 << 10;
+/**
+ * Sync mode's default preallocates while fdatasyncs commit at most this many bytes each on average:
+ * above a 256-producer group of one-record appends (~43 KB, faster with zeros ahead), below 100 KB
+ * appends (slower with them on a quiet disk; docs/performance.md).
+ */
+export const SYNC_DEFAULT_MAX_BYTES_PER_SYNC = 64 << 10;
 
 /** How a writer's active segment preallocates. */
 export interface PreallocationPolicy {
@@ -116,7 +126,7 @@ export class SegmentPreallocation {
   }
 
   private writeZeros(size: number, toBytes: number): void {
-    const zeros = Buffer.alloc(Math.min(PREALLOCATE_CHUNK_BYTES, toBytes - this.fileBytes));
+    const zeros = (zeroChunk ??= Buffer.alloc(PREALLOCATE_CHUNK_BYTES));
     try {
       while (this.fileBytes < toBytes) {
         const n = this.file.write(zeros, 0, Math.min(zeros.length, toBytes - this.fileBytes), this.fileBytes);

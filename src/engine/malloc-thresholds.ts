@@ -28,6 +28,11 @@ export const HINT_BYTES = 8 * 1024 * 1024;
 
 let hinted = false;
 
+/** Whether this process gave the hint (for tests: the engine's paths give it). */
+export function freedMemoryHintGiven(): boolean {
+  return hinted;
+}
+
 /**
  * Once per process: allocates and drops one untouched `HINT_BYTES` block (freed by the next
  * garbage collection, which raises glibc's thresholds). Cheap to call on every open or scan.

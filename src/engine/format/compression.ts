@@ -35,6 +35,17 @@ export interface Codec {
   decompressPieces?(data: Buffer, maxOutputBytes: number): Buffer[];
 }
 
+/**
+ * A codec's pieces joined (decompressPieces' contract: their concatenation is decompress's result):
+ * a lone piece is itself, more are copied into one buffer.
+ */
+export function joinPieces(pieces: Buffer[]): Buffer {
+  if (pieces.length === 1) return pieces[0]!;
+  let total = 0;
+  for (const p of pieces) total += p.length;
+  return Buffer.concat(pieces, total);
+}
+
 const codecs = new Map<number, Codec>();
 
 export function registerCodec(id: number, codec: Codec): void {

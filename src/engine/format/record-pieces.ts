@@ -11,6 +11,7 @@
  * every error stays the same, at the same record.
  */
 import { BytesOf } from './byte-view.js';
+import { joinPieces } from './compression.js';
 
 export class RecordPieces {
   /** Bytes in all pieces: the records section's length. */
@@ -36,7 +37,7 @@ export class RecordPieces {
 
   /** The section as one buffer (what the codec's decompress returns). */
   joined(): Buffer {
-    return Buffer.concat(this.pieces, this.total);
+    return joinPieces(this.pieces);
   }
 
   /**

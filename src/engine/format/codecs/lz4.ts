@@ -17,7 +17,7 @@
  * keeps a lying block from allocating past the limit.
  */
 import { createRequire } from 'node:module';
-import type { Codec } from '../compression.js';
+import { joinPieces, type Codec } from '../compression.js';
 import { checkLimit, codecError, limitError, wrapNative } from './codec-error.js';
 import { xxh32 } from './xxhash32.js';
 
@@ -127,10 +127,8 @@ function readFrameHeader(data: Buffer, opts: Lz4FrameOptions): { flg: number; ma
 
 export function lz4Decompress(data: Buffer, maxOutputBytes: number, opts: Lz4FrameOptions = {}): Buffer {
   const out = lz4DecompressBlocks(data, maxOutputBytes, opts, false);
-  let total = 0;
-  for (const piece of out) total += piece.length;
-  // One decompressed block is the library's own buffer (a stored one is a view of the input: copied).
-  return out.length === 1 && out[0]!.buffer !== data.buffer ? out[0]! : Buffer.concat(out, total);
+  // One decompressed block is the library's own buffer; a stored one is a view of the input: copied.
+  return out.length === 1 && out[0]!.buffer === data.buffer ? Buffer.from(out[0]!) : joinPieces(out);
 }
 
 /**

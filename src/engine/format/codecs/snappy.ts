@@ -10,7 +10,7 @@
  * end the stream silently, as in Java.
  */
 import { createRequire } from 'node:module';
-import type { Codec } from '../compression.js';
+import { joinPieces, type Codec } from '../compression.js';
 import { checkLimit, codecError, limitError, wrapNative } from './codec-error.js';
 
 const require = createRequire(import.meta.url);
@@ -111,11 +111,7 @@ function checkVersion(data: Buffer, pos: number): void {
 }
 
 export function snappyDecompress(data: Buffer, maxOutputBytes: number): Buffer {
-  const chunks = snappyDecompressChunks(data, maxOutputBytes);
-  if (chunks.length === 1) return chunks[0]!;
-  let total = 0;
-  for (const c of chunks) total += c.length;
-  return Buffer.concat(chunks, total);
+  return joinPieces(snappyDecompressChunks(data, maxOutputBytes));
 }
 
 /**

@@ -65,7 +65,11 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, opts: D
     throw new CorruptDataError(`${where}: ${compressionName(codecId)} payload cannot be decompressed: ${(e as Error).message}`, opts.filePosition, opts.file);
   }
   if (Array.isArray(out)) {
-    if (out.length !== 1) return { data: EMPTY, start: 0, end: 0, pieces: out.map((p) => ownBytes(p, buf)) };
+    if (out.length !== 1) {
+      // The codec's own fresh array: checked in place, no second array per batch.
+      for (let i = 0; i < out.length; i++) out[i] = ownBytes(out[i]!, buf);
+      return { data: EMPTY, start: 0, end: 0, pieces: out };
+    }
     out = out[0]!;
   }
   out = ownBytes(out, buf);

@@ -28,6 +28,7 @@ import {
   type BatchHeader,
 } from '../format/record-batch.js';
 import { ScanWindow, type FileSource } from './scan-window.js';
+import { zeroBytes } from './zero-bytes.js';
 
 /**
  * One entry of a `.log` file. Its bytes are `buf[bufPos, bufPos + size)` (only its header when not
@@ -142,7 +143,6 @@ function legacyEntry(buf: Buffer, pos: number, size: number, magic: number): { m
 
 /** Bytes read per step when checking that a tail is all zeros. */
 const ZERO_CHECK_BYTES = 64 << 10;
-let zeroBlock: Buffer | undefined;
 
 /**
  * Whether file bytes [from, to) are all zeros: preallocated space, never written. Bounded reads.
@@ -151,7 +151,7 @@ let zeroBlock: Buffer | undefined;
  * new data, and the view still ends at `from`.
  */
 export function isZeroTail(source: FileSource, from: number, to: number, sizeFieldWasZero = false): boolean {
-  const zeros = (zeroBlock ??= Buffer.alloc(ZERO_CHECK_BYTES));
+  const zeros = zeroBytes(ZERO_CHECK_BYTES);
   const scratch = Buffer.allocUnsafe(Math.min(ZERO_CHECK_BYTES, Math.max(to - from, 4)));
   for (let at = from; at < to; ) {
     const n = source.read(scratch, 0, Math.min(scratch.length, to - at), at);

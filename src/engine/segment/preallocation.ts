@@ -14,14 +14,10 @@
 import { assert } from '../errors.js';
 import type { LogConfig } from '../config.js';
 import type { CachedFile } from './fd-cache.js';
+import { ZERO_BYTES_MAX, zeroBytes } from './zero-bytes.js';
 
-/** Largest zero buffer one preallocation step writes. */
-const PREALLOCATE_CHUNK_BYTES = 1 << 20;
-/**
- * The zeros every step writes from: one per process, made on the first step and only ever read
- * (write(2) takes it), not a fresh zero-filled MiB per step (one per ~24 groups of 256 appends).
- */
-let zeroChunk: Buffer | undefined;
+/** Largest zero write of a preallocation step (from the process's shared zeros, zero-bytes.ts). */
+const PREALLOCATE_CHUNK_BYTES = ZERO_BYTES_MAX;
 /**
  * Sync mode's default: zeros kept ahead. Any size writes as many zeros as data in the end; a
  * smaller one only adds a size commit per step (1 in ~6,000 appends of 100 B) and bounds the zeros
@@ -126,7 +122,7 @@ export class SegmentPreallocation {
   }
 
   private writeZeros(size: number, toBytes: number): void {
-    const zeros = (zeroChunk ??= Buffer.alloc(PREALLOCATE_CHUNK_BYTES));
+    const zeros = zeroBytes(PREALLOCATE_CHUNK_BYTES);
     try {
       while (this.fileBytes < toBytes) {
         const n = this.file.write(zeros, 0, Math.min(zeros.length, toBytes - this.fileBytes), this.fileBytes);

@@ -90,6 +90,8 @@ export const CONFIG_PROPERTIES = {
   commitIntervalMs: { name: 'commit.interval.ms', kafka: false, default: 200, unit: 'ms', min: 1, remembered: false, help: 'buffered: commit the write buffer this often' },
   /** logtool: buffered mode commits when the write buffer holds this many bytes. */
   commitBytes: { name: 'commit.bytes', kafka: false, default: MIB, unit: 'bytes', min: 1, remembered: false, help: 'buffered: commit when the write buffer holds this many bytes' },
+  /** logtool: buffered mode joins consecutive plain appends into one batch of up to this many bytes (0: a batch per append; log/open-batch.ts). */
+  batchBytes: { name: 'batch.bytes', kafka: false, default: 16 * 1024, unit: 'bytes', min: 0, remembered: false, help: "buffered: join consecutive plain appends into batches of up to this many bytes (0: one per append), as a Kafka producer's batch.size does" },
   // Library only.
   /** logtool: zeros kept written ahead of the active segment's end (0: none; -1: the flush mode's default, segment/preallocation.ts). */
   preallocateBytes: { name: 'segment.preallocate.bytes', kafka: false, default: -1, unit: 'bytes', min: -1, max: { value: 64 * MIB, says: '64 MiB' }, remembered: false },

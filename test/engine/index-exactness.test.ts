@@ -348,7 +348,7 @@ describe('index entries are written once per commit (issue 15)', () => {
     const writes = new Map<string, number>();
     const dir = path.join(makeTempDir(), 'w-0');
     // 200 batches of 5 × 100 B records (about 600 B each), one entry per batch (interval 500), one commit.
-    const cfg = { flushMode: 'buffered' as const, commitBytes: 1 << 20, indexIntervalBytes: 500 };
+    const cfg = { flushMode: 'buffered' as const, commitBytes: 1 << 20, indexIntervalBytes: 500, batchBytes: 0 }; // a batch per append
     const log = Log.open(dir, { config: cfg, io: countingIO(writes) });
     const value = Buffer.alloc(100, 7);
     writes.clear();

@@ -212,7 +212,7 @@ describe('Log: flush modes, crash and reopen', () => {
 
   it('buffered mode: appends resolve written and are all in the log after close', async () => {
     const dir = path.join(makeTempDir(), 't-0');
-    const log = Log.open(dir, { config: { flushMode: 'buffered', segmentBytes: 1500, indexIntervalBytes: 64 } });
+    const log = Log.open(dir, { config: { flushMode: 'buffered', segmentBytes: 1500, indexIntervalBytes: 64, batchBytes: 0 } }); // a batch per append: commits cross rolls
     const expected: PlainRecord[] = [];
     for (let i = 0; i < 60; i++) {
       const b = mk(1 + (i % 4), `b${i}`);

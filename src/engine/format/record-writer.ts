@@ -121,10 +121,17 @@ const RECORD_FIELDS_MAX_BYTES = 5 + 1 + 10 + 5 + 5 + 5 + 1;
  * measures first.
  */
 export function writeRecordsOnePass(records: readonly RecordInput[], into: Buffer, start: number, limit: number, baseTimestamp: number, nowMs: number, offsetDeltas: number[] | undefined): number {
+  if (start + RECORD_BATCH_OVERHEAD > limit) return -1;
+  return writeRecordsFrom(records, into, start + RECORD_BATCH_OVERHEAD, limit, baseTimestamp, nowMs, offsetDeltas, 0);
+}
+
+/**
+ * writeRecordsOnePass's loop from `pos`, the first record's offset delta `firstOffsetDelta` (when
+ * offsetDeltas gives none): also what extends an open batch (log/open-batch.ts) behind its last record.
+ */
+export function writeRecordsFrom(records: readonly RecordInput[], into: Buffer, pos: number, limit: number, baseTimestamp: number, nowMs: number, offsetDeltas: number[] | undefined, firstOffsetDelta: number): number {
   const count = records.length;
   let maxTimestamp = -1;
-  let pos = start + RECORD_BATCH_OVERHEAD;
-  if (pos > limit) return -1;
   for (let i = 0; i < count; i++) {
     const r = records[i]!;
     const headers = r.headers;
@@ -140,7 +147,7 @@ export function writeRecordsOnePass(records: readonly RecordInput[], into: Buffe
     const tsDelta = ts - baseTimestamp;
     const tsSmall = tsDelta >= -0x80000000 && tsDelta <= 0x7fffffff;
     const zt = tsSmall ? ((tsDelta << 1) ^ (tsDelta >> 31)) >>> 0 : 0;
-    const od = offsetDeltas ? offsetDeltas[i]! : i;
+    const od = offsetDeltas ? offsetDeltas[i]! : firstOffsetDelta + i;
     const zo = ((od << 1) ^ (od >> 31)) >>> 0;
     const body =
       1 +

@@ -4,59 +4,18 @@
  * rolling first where Kafka would — in as few write(2)s as possible. When to commit and fsync is
  * flush/group-commit.ts's decision; docs/durability.md says what each acknowledgement promises.
  */
-import type { FlushMode, LogConfig } from '../config.js';
+import type { LogConfig } from '../config.js';
+import type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-types.js';
 import { InvalidArgumentError, LogtoolError, assert } from '../errors.js';
-import type { AppendedBatchInfo } from '../segment/segment.js';
 import { encodeBatchAt, encodeRecordBatch, headerLastOffsetDelta, headerMaxTimestamp, setBaseOffset, LOG_OVERHEAD, type EncodeBatchOptions, type EncodedBatch, type RecordInput } from '../format/record-batch.js';
 import { validateClientBatch } from '../format/batch-validator.js';
 import { encodeValueSlices, type ValueSlices } from '../format/value-slices.js';
 import type { AckStatus, FlushPipeline } from '../flush/group-commit.js';
 import type { LogSegments } from './log-segments.js';
 import type { Roller } from './roll.js';
+import { OpenBatch, joinsOpenBatch, type PendingBatch } from './open-batch.js';
 
-export interface AppendOptions {
-  /** Override the log's flush mode for this append. */
-  flushMode?: FlushMode;
-  /** Sync mode: resolve once committed; the data still rides the next group fsync. */
-  ackBeforeSync?: boolean;
-  compression?: number;
-  producerId?: number;
-  producerEpoch?: number;
-  baseSequence?: number;
-  transactional?: boolean;
-  control?: boolean;
-  logAppendTime?: boolean;
-}
-
-/** Log.appendValueSlices takes no producer, compression or control fields: plain records only. */
-export type ValueSliceAppendOptions = Pick<AppendOptions, 'flushMode' | 'ackBeforeSync'>;
-
-export interface AppendResult {
-  baseOffset: number;
-  lastOffset: number;
-  count: number;
-  /**
-   * What is guaranteed when the promise resolves:
-   * - `flushed`: on disk (fdatasync returned), survives power loss;
-   * - `committed`: handed to the OS (write returned), survives a crash of the process, not power loss;
-   * - `written`: in the process's write buffer, lost if the process dies before the committer runs;
-   * - `timed-out`: sync mode only — not flushed within syncTimeoutMs; it may or may not become durable.
-   */
-  status: AckStatus;
-  /** An idempotent batch that retried one of the producer's last five: nothing was written, the original offsets are returned (Log.append). */
-  duplicate?: boolean;
-}
-
-/**
- * A batch with assigned offsets, its bytes buf[start, start + size); what the segment's append
- * takes of each batch itself (one object per batch: buffered mode holds thousands until commit).
- */
-interface PendingBatch extends AppendedBatchInfo {
-  buf: Buffer;
-  start: number;
-  baseOffset: number;
-  records: number;
-}
+export type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-types.js';
 
 /** A sync append's result once its flush settles (made only for appends that wait for one; no closure per append). */
 const acknowledgement = (status: AckStatus, baseOffset: number, lastOffset: number, count: number): AppendResult => ({ baseOffset, lastOffset, count, status });
@@ -100,6 +59,8 @@ export class AppendPath {
   /** Buffered mode: append() encodes into this arena at arenaPos; reset once the buffer is committed. */
   private arena: Buffer | undefined;
   private arenaPos = 0;
+  /** Buffered mode: the batch plain appends join (open-batch.ts), last in the write buffer while open. */
+  private readonly openBatch = new OpenBatch();
   /** encodeOptions()'s object, all its fields present from the start (one shape for the encoders). */
   private readonly encodeOpts: EncodeBatchOptions = {
     baseOffset: 0,
@@ -140,6 +101,11 @@ export class AppendPath {
   append(records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> {
     this.host.ensureWritable();
     if (records.length === 0) throw new LogtoolError('invalid-argument', 'append needs at least one record');
+    const mode = options.flushMode ?? this.host.config.flushMode;
+    if (mode === 'buffered' && this.host.config.batchBytes > 0 && joinsOpenBatch(options)) {
+      const joined = this.joinOpenBatch(records, options);
+      if (joined !== undefined) return joined;
+    }
     const baseOffset = this.nextOffset;
     const encodeOpts = this.encodeOptions(baseOffset, options);
     const into = this.encodeTarget(options);
@@ -153,6 +119,29 @@ export class AppendPath {
     this.checkSize(size);
     if (into !== this.arena) return this.accept(this.pending(into, 0, size, baseOffset, records.length), options);
     return this.acceptInArena(this.pending(into, start, size, baseOffset, records.length), options);
+  }
+
+  /**
+   * A plain buffered append joined to the open batch, or opening one: undefined when its records
+   * cannot (headers, unsafe timestamps, larger than a joined batch), for append() to encode alone.
+   */
+  private joinOpenBatch(records: readonly RecordInput[], options: AppendOptions): Promise<AppendResult> | undefined {
+    const maxBytes = Math.min(this.host.config.batchBytes, this.host.config.maxMessageBytes);
+    const baseOffset = this.nextOffset;
+    const nowMs = Date.now();
+    const added = this.openBatch.extend(records, this.arena, this.arenaPos, nowMs, maxBytes);
+    if (added < 0) {
+      const arena = this.encodeTarget(options);
+      const opened = this.openBatch.open(records, arena, this.arenaPos, baseOffset, nowMs, maxBytes);
+      return opened === undefined ? undefined : this.acceptInArena(opened, options);
+    }
+    const lastOffset = baseOffset + records.length - 1;
+    this.arenaPos += added;
+    this.nextOffset = lastOffset + 1;
+    this.writtenTotal += added;
+    this.writeBufferBytes += added;
+    this.pipeline.noteBuffered();
+    return Promise.resolve({ baseOffset, lastOffset, count: records.length, status: 'written' });
   }
 
   /**
@@ -282,6 +271,7 @@ export class AppendPath {
   private accept(pending: PendingBatch, options: AppendOptions): Promise<AppendResult> {
     const { baseOffset, records: count } = pending;
     const { size, lastOffset } = pending;
+    if (this.openBatch.batch !== pending) this.openBatch.seal(); // nothing joins the open batch from behind another
     this.nextOffset = lastOffset + 1;
     this.writtenTotal += size;
     const mode = options.flushMode ?? this.host.config.flushMode;
@@ -328,6 +318,7 @@ export class AppendPath {
   /** Writes the write buffer to the file, in order. A failure fails the log. */
   commitBuffered(): { bytes: number; records: number } {
     if (this.writeBuffer.length === 0) return NOTHING_COMMITTED;
+    this.openBatch.seal();
     const pending = this.writeBuffer;
     const bytes = this.writeBufferBytes;
     this.writeBuffer = [];

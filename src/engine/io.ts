@@ -348,6 +348,11 @@ export async function withIO<T>(io: FileIO, fn: () => T | Promise<T>): Promise<T
   }
 }
 
+/** Whether `io` is the production layer: nativeIO, or realIO with no test layer installed. */
+export function isProductionIO(io: FileIO): boolean {
+  return io === nativeIO || (io === realIO && current === nativeIO);
+}
+
 /**
  * unlink(2) through libuv's thread pool when `io` is the production layer (nativeIO, or realIO
  * with no test layer installed), so that the caller's thread goes on while the file system frees
@@ -356,7 +361,7 @@ export async function withIO<T>(io: FileIO, fn: () => T | Promise<T>): Promise<T
  * is not an error.
  */
 export function unlinkAsync(io: FileIO, path: string): Promise<void> {
-  if (io === nativeIO || (io === realIO && current === nativeIO)) {
+  if (isProductionIO(io)) {
     return fs.promises.unlink(path).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'ENOENT') throw ioError(e, path, 'unlink');
     });

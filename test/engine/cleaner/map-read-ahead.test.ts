@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 /** A keyed log over several segments, with an aborted and a committed transaction in the middle. */
-async function buildLog(dir: string, batches = 120): Promise<void> {
+async function buildLog(dir: string, batches = 120, keylessAt = -1): Promise<void> {
   const log = api.Log.open(dir, { config: CONFIG });
   const control = (type: number) => [{ key: Buffer.from([0, 0, 0, type]), value: Buffer.from([0, 0, 0, 0, 0, 5]), timestamp: T0 }];
   try {
@@ -48,7 +48,7 @@ async function buildLog(dir: string, batches = 120): Promise<void> {
         await log.append(control(b === 40 ? 0 : 1), { producerId: pid, producerEpoch: 0, baseSequence: -1, transactional: true, control: true });
       }
       await log.append(
-        Array.from({ length: 20 }, (_, r) => ({ key: Buffer.from(`key-${(b * 20 + r) % 97}`), value: Buffer.alloc(100, b + r), timestamp: T0 + b * 20 + r })),
+        Array.from({ length: 20 }, (_, r) => ({ key: b === keylessAt && r === 3 ? null : Buffer.from(`key-${(b * 20 + r) % 97}`), value: Buffer.alloc(100, b + r), timestamp: T0 + b * 20 + r })),
       );
     }
   } finally {
@@ -77,7 +77,7 @@ interface Outcome {
   error?: { name: string; kind?: string; message: string; file?: string; position?: number };
 }
 
-type CompactOptions = NonNullable<Parameters<InstanceType<Api['Log']>['compact']>[0]>;
+type CompactOptions = NonNullable<Parameters<ReturnType<Api['Log']['open']>['compact']>[0]>;
 
 async function compact(dir: string, opts: CompactOptions): Promise<{ report?: unknown; error?: unknown }> {
   const log = api.Log.open(dir, { config: CONFIG });
@@ -185,6 +185,17 @@ describe('offset map build on a worker thread', () => {
     expect(r.viaWorker).toBeGreaterThan(0);
     expect(r.withWorker.error).toMatchObject({ kind: 'corrupt', file: `<dir>/${path.basename(seg)}`, position: at });
     expect(r.withWorker.error!.message).toContain('batch at offset');
+    expect(r.withWorker.error).toEqual(r.without.error);
+    expect(r.filesWith).toEqual(r.filesWithout);
+  });
+
+  it('refuses records without a key with the same error', async () => {
+    const dir = path.join(makeTempDir('logtool-readahead-'), 'log-0');
+    await buildLog(dir, 120, 90);
+    const r = await bothWays(dir);
+    expect(r.viaWorker).toBeGreaterThan(0);
+    expect(r.withWorker.error).toMatchObject({ kind: 'unsupported' });
+    expect(r.withWorker.error!.message).toContain('without a key');
     expect(r.withWorker.error).toEqual(r.without.error);
     expect(r.filesWith).toEqual(r.filesWithout);
   });

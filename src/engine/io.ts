@@ -348,11 +348,6 @@ export async function withIO<T>(io: FileIO, fn: () => T | Promise<T>): Promise<T
   }
 }
 
-/** Whether `io` is the production layer: nativeIO, or realIO with no test layer installed. */
-export function isProductionIO(io: FileIO): boolean {
-  return io === nativeIO || (io === realIO && current === nativeIO);
-}
-
 /**
  * unlink(2) through libuv's thread pool when `io` is the production layer (nativeIO, or realIO
  * with no test layer installed), so that the caller's thread goes on while the file system frees
@@ -361,7 +356,7 @@ export function isProductionIO(io: FileIO): boolean {
  * is not an error.
  */
 export function unlinkAsync(io: FileIO, path: string): Promise<void> {
-  if (isProductionIO(io)) {
+  if (io === nativeIO || (io === realIO && current === nativeIO)) {
     return fs.promises.unlink(path).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'ENOENT') throw ioError(e, path, 'unlink');
     });

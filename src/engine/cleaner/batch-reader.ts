@@ -38,8 +38,6 @@ export class BatchReader {
   bytesRead = 0;
   /** Bytes of the batches whose CRC was computed so far. */
   bytesCrcChecked = 0;
-  /** The read buffer grows to hold a larger batch only up to this size (a larger one throws a RangeError). */
-  maxBufferBytes = Infinity;
 
   constructor(io: FileIO, chunkBytes = READ_CHUNK_BYTES) {
     this.io = io;
@@ -79,7 +77,6 @@ export class BatchReader {
       if (pos + n <= bufStart + bufLen) return;
       const kept = Math.max(0, bufStart + bufLen - pos);
       if (n > this.buf.length) {
-        if (n > this.maxBufferBytes) throw new RangeError(`a batch of ${n} bytes: more than this reader may hold`);
         const bigger = Buffer.allocUnsafe(Math.max(n, this.buf.length));
         if (kept > 0) this.buf.copy(bigger, 0, pos - bufStart, bufLen);
         this.buf = bigger;

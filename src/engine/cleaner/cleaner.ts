@@ -28,13 +28,12 @@ import { Attr, readBatchHeader, RECORD_BATCH_OVERHEAD, type BatchHeader } from '
 import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, TxnMetadata, type AbortedTxn, type ProducerState } from '../partition-state/producer-state.js';
 import type { FileIO } from '../io.js';
 import type { LogSegment } from '../segment/segment.js';
-import { BatchReader, READ_CHUNK_BYTES } from './batch-reader.js';
+import { BatchReader } from './batch-reader.js';
 import { controlMarker, RecordRefs, walkRecords } from './batch-records.js';
 import { firstDirtyOffset, firstUncleanableOffset, nothingToCleanReason } from './cleanable-range.js';
 import { SegmentsCleaner } from './clean-segments.js';
-import { MAP_WORKER_MIN_DIRTY_BYTES, MapReadAhead, mapWorkerMemoryBytes } from './map-read-ahead.js';
 import { DEFAULT_CLEANER_MEMORY_BYTES, sizeCleanerMemory } from './memory.js';
-import { buildOffsetMap, checkKeys, KeylessTally, mapSegments } from './offset-map-builder.js';
+import { buildOffsetMap, checkKeys, KeylessTally } from './offset-map-builder.js';
 import type { OffsetMap } from './offset-map.js';
 import { CleanerScan, type CleanRun } from './scan.js';
 import { CleanerProgress, newCleanReport, type CleanReport } from './stats.js';
@@ -76,10 +75,6 @@ export class Cleaner {
   private readonly segmentsCleaner: SegmentsCleaner;
   readonly report: CleanReport;
   private map: OffsetMap | undefined;
-  /** The offset map build's read-ahead worker, for a large dirty range (map-read-ahead.ts). */
-  private readAhead: MapReadAhead | undefined;
-  /** The dirty range is large enough for the read-ahead worker, and the memory bound has room for it. */
-  private wantReadAhead = false;
 
   constructor(log: CleanableLog, opts: CleanerOptions = {}) {
     this.log = log;
@@ -99,13 +94,10 @@ export class Cleaner {
     this.ctx.progress.sampleMemory();
     let failed = true;
     try {
-      this.prepareReadAhead();
       await this.runRounds();
       failed = false;
     } finally {
       try {
-        await this.readAhead?.giveBack(failed);
-        this.readAhead = undefined;
         this.segmentsCleaner.scratch.remove();
       } catch (e) {
         if (!failed) throw e; // otherwise the first failure is the one reported
@@ -115,29 +107,6 @@ export class Cleaner {
       this.ctx.progress.sampleMemory();
     }
     return this.report;
-  }
-
-  /**
-   * For a dirty range large enough to pay: starts the read-ahead worker (it takes a while) or,
-   * when it is ready, its first map build's reading — during the header scan, for batches of up
-   * to a read chunk (a larger one ends that job: map-worker.ts) and with a quarter of the bound
-   * at least, until the memory sizing has made room for it.
-   */
-  private prepareReadAhead(): void {
-    const log = this.log;
-    const firstDirty = firstDirtyOffset(log, this.opts.fromStart);
-    const segs = [...log.segments];
-    let dirtyBytes = 0;
-    for (let i = 0; i < segs.length; i++) if (i + 1 === segs.length || segs[i + 1]!.baseOffset > firstDirty) dirtyBytes += segs[i]!.size;
-    this.wantReadAhead = dirtyBytes >= (this.opts.readAheadMinBytes ?? MAP_WORKER_MIN_DIRTY_BYTES);
-    if (!this.wantReadAhead) return;
-    MapReadAhead.prepare(log.io);
-    this.readAhead = MapReadAhead.take(log.io);
-    const bound = this.opts.maxMemoryBytes ?? DEFAULT_CLEANER_MEMORY_BYTES;
-    if (!this.readAhead || mapWorkerMemoryBytes(READ_CHUNK_BYTES) > bound / 4) return;
-    // The segments below the active one, as the first map build will ask for them (or fewer).
-    const { jobSegments } = mapSegments(this.ctx, segs, firstDirty, segs[segs.length - 1]!.baseOffset);
-    if (jobSegments.length > 0) this.readAhead.job(jobSegments, READ_CHUNK_BYTES);
   }
 
   private async runRounds(): Promise<void> {
@@ -172,8 +141,7 @@ export class Cleaner {
       const map = this.map!;
       map.clear(firstDirty);
       const range = { start: firstDirty, end: firstUncleanable, pass };
-      if (this.wantReadAhead) this.readAhead ??= MapReadAhead.take(this.log.io);
-      await buildOffsetMap(this.ctx, map, segments, new TxnMetadata(facts.aborted), range, pass === 1 ? keyless : undefined, this.readAhead);
+      await buildOffsetMap(this.ctx, map, segments, new TxnMetadata(facts.aborted), range, pass === 1 ? keyless : undefined);
       if (pass === 1) keyless.throwIfAny();
       r.offsetMap.peakEntries = Math.max(r.offsetMap.peakEntries, map.size);
       const endOffset = map.latestOffset + 1;
@@ -213,14 +181,8 @@ export class Cleaner {
   private sizeMemory(inRange: LogSegment[], facts: LogFacts, dirtyOffsets: number): void {
     const sized = sizeCleanerMemory(
       inRange.map((s) => facts.segments.get(s)!),
-      { maxMemoryBytes: this.opts.maxMemoryBytes, offsetMapBytes: this.opts.offsetMapBytes, headerWindowBytes: HEADER_WINDOW_BYTES, dirtyOffsets, mapWorker: this.wantReadAhead },
+      { maxMemoryBytes: this.opts.maxMemoryBytes, offsetMapBytes: this.opts.offsetMapBytes, headerWindowBytes: HEADER_WINDOW_BYTES, dirtyOffsets },
     );
-    if (sized.mapWorkerBytes === 0) {
-      // No room for the worker in the bound: the map build reads on this thread.
-      this.wantReadAhead = false;
-      void this.readAhead?.giveBack(false);
-      this.readAhead = undefined;
-    }
     this.map = sized.map;
     this.ctx.scan.deadRuns = sized.deadRuns;
     this.ctx.scan.maxDecompressedBytes = sized.maxDecompressedBytes;

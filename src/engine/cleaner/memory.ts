@@ -11,7 +11,6 @@ import { InvalidArgumentError } from '../errors.js';
 import { RECORD_BATCH_OVERHEAD } from '../format/record-batch.js';
 import { READ_CHUNK_BYTES } from './batch-reader.js';
 import { DEAD_RUN_BYTES, DeadRuns } from './dead-runs.js';
-import { mapWorkerMemoryBytes } from './map-read-ahead.js';
 import { OffsetMap, OFFSET_MAP_ENTRY_BYTES, DEFAULT_LOAD_FACTOR, markBytesFor, MAX_MARKED_OFFSETS } from './offset-map.js';
 
 export const DEFAULT_CLEANER_MEMORY_BYTES = 128 * 1024 * 1024;
@@ -40,16 +39,14 @@ export interface CleanerMemory {
   deadRuns: DeadRuns | undefined;
   /** Bound on one batch's decompressed records (0 when nothing is compressed). */
   maxDecompressedBytes: number;
-  /** Offset map plus reserved buffers (and the read-ahead worker's bytes, when it has room). */
+  /** Offset map plus reserved buffers. */
   accountedBytes: number;
-  /** What the map build's read-ahead worker may hold (0: not asked for, or no room for it in the bound). */
-  mapWorkerBytes: number;
 }
 
 /** Splits the memory bound between I/O buffers and the offset map. */
 export function sizeCleanerMemory(
   segments: Iterable<SegmentSizing>,
-  sizes: { maxMemoryBytes?: number; offsetMapBytes?: number; headerWindowBytes: number; dirtyOffsets?: number; mapWorker?: boolean },
+  sizes: { maxMemoryBytes?: number; offsetMapBytes?: number; headerWindowBytes: number; dirtyOffsets?: number },
 ): CleanerMemory {
   const bound = sizes.maxMemoryBytes ?? DEFAULT_CLEANER_MEMORY_BYTES;
   const { offsetMapBytes } = sizes;
@@ -89,10 +86,5 @@ export function sizeCleanerMemory(
   const left = bound - reserve - map.memoryBytes - map.markBytes;
   const maxRuns = marks > 0 ? Math.min(MAX_DEAD_RUNS, dirtyRecords, Math.floor(left / DEAD_RUN_BYTES)) : 0;
   const deadRuns = maxRuns > 0 ? new DeadRuns(maxRuns) : undefined;
-  const accountedBytes = map.memoryBytes + map.markBytes + maxRuns * DEAD_RUN_BYTES + reserve;
-  // The worker only takes what the bound has left: it never shrinks the map or the marks (the
-  // rounds, and so the output, are the same with it and without).
-  const workerBytes = sizes.mapWorker ? mapWorkerMemoryBytes(maxEntry) : 0;
-  const mapWorkerBytes = workerBytes > 0 && accountedBytes + workerBytes <= bound ? workerBytes : 0;
-  return { map, deadRuns, maxDecompressedBytes, accountedBytes: accountedBytes + mapWorkerBytes, mapWorkerBytes };
+  return { map, deadRuns, maxDecompressedBytes, accountedBytes: map.memoryBytes + map.markBytes + maxRuns * DEAD_RUN_BYTES + reserve };
 }

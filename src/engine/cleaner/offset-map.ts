@@ -192,22 +192,6 @@ export class OffsetMap {
   put(buf: Buffer, start: number, end: number, offset: number): boolean {
     if (this.size >= this.maxEntries) return false;
     keyDigestInto(buf, start, end, this.hashInts);
-    return this.insert(offset);
-  }
-
-  /** put() for a key whose digest (keyDigestInto's four words) is words[at, at + 4). */
-  putDigest(words: Int32Array, at: number, offset: number): boolean {
-    if (this.size >= this.maxEntries) return false;
-    const h = this.hashInts;
-    h[0] = words[at]!;
-    h[1] = words[at + 1]!;
-    h[2] = words[at + 2]!;
-    h[3] = words[at + 3]!;
-    return this.insert(offset);
-  }
-
-  /** Records offset for the digest in hashInts (the map has room). */
-  private insert(offset: number): boolean {
     this.lookups++;
     let attempt = 0;
     let slot = this.slotOf(attempt);

@@ -42,7 +42,10 @@ export class CleanerScan {
    * by an earlier scan of this run) are passed over unread.
    */
   *entries(seg: LogSegment, startPosition: number, skips?: readonly SkipRange[]): Generator<Batch> {
-    const { before, range } = this.verifiedRange(seg, startPosition);
+    const before = this.verified.get(seg);
+    // The range verified so far, extended by this scan while it stays contiguous with it.
+    const range = before && before.from <= startPosition && startPosition <= before.to ? before : { from: startPosition, to: startPosition };
+    this.verified.set(seg, range);
     let skipAt = 0;
     const passSkips = (upTo: number): void => {
       for (; skips && skipAt < skips.length && skips[skipAt]!.to <= upTo; skipAt++) if (skips[skipAt]!.from === range.to) range.to = skips[skipAt]!.to;
@@ -63,29 +66,6 @@ export class CleanerScan {
         { cause: e },
       );
     }
-  }
-
-  /**
-   * What a scan of seg from startPosition may skip the CRC of (`before`: verified earlier in this
-   * run), and the range it extends (`range`: the verified range, extended by this scan while it
-   * stays contiguous with it; see read()).
-   */
-  verifiedRange(seg: LogSegment, startPosition: number): { before: PositionRange | undefined; range: PositionRange } {
-    const before = this.verified.get(seg);
-    const range = before && before.from <= startPosition && startPosition <= before.to ? before : { from: startPosition, to: startPosition };
-    this.verified.set(seg, range);
-    return { before, range };
-  }
-
-  /** The positions of seg whose CRCs this run has checked (what a scan of it may skip them over). */
-  verifiedBefore(seg: LogSegment): PositionRange | undefined {
-    return this.verified.get(seg);
-  }
-
-  /** A batch checked by another reader (the map build's worker, map-worker.ts), as entries() counts its own. */
-  read(range: PositionRange, position: number, size: number, crcChecked: boolean): void {
-    if (position === range.to) range.to = position + size;
-    if (crcChecked) this.reader.bytesCrcChecked += size;
   }
 
   /** Walks the batch's records into `refs`. */

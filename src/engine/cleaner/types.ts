@@ -77,12 +77,6 @@ export interface CleanerOptions {
   onStep?: StepHook;
   /** Delay before `.deleted` files are removed; 0 or undefined = at once. */
   deleteDelayMs?: number;
-  /**
-   * Dirty bytes from which the offset map build reads, checks and hashes on a worker thread
-   * (map-read-ahead.ts; default MAP_WORKER_MIN_DIRTY_BYTES, 16 MiB; Infinity: never). Output is
-   * the same either way.
-   */
-  readAheadMinBytes?: number;
 }
 
 export interface CleanProgress {

@@ -231,17 +231,9 @@ export class RecordDecoder {
     const p = this.pieces!;
     const at = this.nextAt;
     if (p.place(at)) {
-      const data = p.data!;
-      this.data = data;
+      this.data = p.data!;
       this.bytes = p.views!;
       this.end = p.end;
-      // The common record in one pass, as from a joined section (it ends where place() found).
-      const shortEnd = readShortRecord(data, p.start, p.end, v);
-      if (shortEnd >= 0) {
-        this.c.pos = shortEnd;
-        this.nextAt = at + p.end - p.start;
-        return p.start;
-      }
       this.c.pos = p.start;
       try {
         this.parseFields(i, v);

@@ -51,20 +51,20 @@ export class RecordPieces {
       this.kStart += pieces[this.k]!.length;
       this.k++;
     }
-    const piece = pieces[this.k]!;
-    const local = at - this.kStart;
     // The length varint (zig-zag, at most 5 bytes), which may itself straddle two pieces.
     let raw = 0;
     let n = 0;
     for (;;) {
       if (n === 5 || at + n >= this.total) return false;
-      const b = local + n < piece.length ? piece[local + n]! : this.byteAt(at + n);
+      const b = this.byteAt(at + n);
       raw |= (b & 0x7f) << (7 * n);
       n++;
       if (b < 0x80) break;
     }
     const length = (raw >>> 1) ^ -(raw & 1);
     if (length < 0 || length > this.total - at - n) return false;
+    const piece = pieces[this.k]!;
+    const local = at - this.kStart;
     if (local + n + length <= piece.length) {
       this.data = piece;
       this.views = this.pieceViews[this.k] ??= new BytesOf(piece);

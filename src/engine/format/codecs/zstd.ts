@@ -3,11 +3,9 @@
  * zstd-jni's streaming encoder at level 3; concatenated frames are read in sequence, as zstd-jni's
  * input stream does.
  *
- * A payload whose frame declares its content size (within the limit) is decoded in one call into a
- * buffer of that size; anything else streams into chunks no larger than what the limit still
- * allows, so neither a lying frame content size nor a bomb can make it allocate past maxOutputBytes.
- * The streaming decoder's window (memory it allocates from the frame header) is capped with
- * windowLogMax as well; the one call allocates none (it decodes into the output).
+ * Decompression streams into chunks no larger than what the limit still allows, so neither a
+ * lying frame content size nor a bomb can make it allocate past maxOutputBytes. The decoder's
+ * window (memory it allocates from the frame header) is capped with windowLogMax as well.
  */
 import { createRequire } from 'node:module';
 import type { Codec } from '../compression.js';
@@ -65,29 +63,6 @@ export function zstdDecompress(data: Buffer, maxOutputBytes: number): Buffer {
     throw limitError(NAME, maxOutputBytes, `frame declares ${declared} bytes`);
   }
   const ctx = (dctx ??= new (binding().DCtx)());
-  const whole = declared !== undefined && declared > 0 ? decodeWhole(ctx, data, declared) : undefined;
-  return whole ?? decodeStream(ctx, data, declared, maxOutputBytes);
-}
-
-/**
- * The payload decoded in one call into one buffer of the size its frame declares (issue 15: two
- * native calls per batch instead of four, no stream state to reset), as zstd-napi's own decompress
- * does; the same bytes as decodeStream, whose ZSTD_decompressStream decodes a whole frame given
- * room for its content this same way (its single-pass shortcut). Undefined when the call fails or
- * the payload holds more than that (further frames): decodeStream then decodes it again, with its
- * limits, and reports what is wrong.
- */
-function decodeWhole(ctx: InstanceType<ZstdBinding['DCtx']>, data: Buffer, declared: number): Buffer | undefined {
-  const out = Buffer.allocUnsafe(declared);
-  try {
-    return ctx.decompress(out, data) === declared ? out : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The payload's frames decoded in sequence by the streaming decoder, never past maxOutputBytes. */
-function decodeStream(ctx: InstanceType<ZstdBinding['DCtx']>, data: Buffer, declared: number | undefined, maxOutputBytes: number): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   let input = data;

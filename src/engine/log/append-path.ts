@@ -13,7 +13,7 @@ import { encodeValueSlices, type ValueSlices } from '../format/value-slices.js';
 import type { AckStatus, FlushPipeline } from '../flush/group-commit.js';
 import type { LogSegments } from './log-segments.js';
 import type { Roller } from './roll.js';
-import { OpenBatch, joinsOpenBatch, type PendingBatch } from './open-batch.js';
+import { OpenBatch, joinsOpenBatch, likelyBytes, type PendingBatch } from './open-batch.js';
 
 export type { AppendOptions, AppendResult, ValueSliceAppendOptions } from './append-types.js';
 
@@ -129,10 +129,11 @@ export class AppendPath {
     const maxBytes = Math.min(this.host.config.batchBytes, this.host.config.maxMessageBytes);
     const baseOffset = this.nextOffset;
     const nowMs = Date.now();
-    const added = this.openBatch.extend(records, this.arena, this.arenaPos, nowMs, maxBytes);
+    const likely = likelyBytes(records);
+    const added = this.openBatch.extend(records, likely, this.arena, this.arenaPos, nowMs, maxBytes);
     if (added < 0) {
       const arena = this.encodeTarget(options);
-      const opened = this.openBatch.open(records, arena, this.arenaPos, baseOffset, nowMs, maxBytes);
+      const opened = this.openBatch.open(records, likely, arena, this.arenaPos, baseOffset, nowMs, maxBytes);
       return opened === undefined ? undefined : this.acceptInArena(opened, options);
     }
     const lastOffset = baseOffset + records.length - 1;

@@ -42,7 +42,7 @@ const RECORD_FIELDS_TYPICAL_BYTES = 10;
  * The bytes `records` would likely take in a batch: what decides, before writing them, whether
  * they join the open batch or start the next (a wrong guess costs a rewrite, never a byte).
  */
-function likelyBytes(records: readonly RecordInput[]): number {
+export function likelyBytes(records: readonly RecordInput[]): number {
   let n = records.length * RECORD_FIELDS_TYPICAL_BYTES;
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
@@ -55,19 +55,18 @@ export class OpenBatch {
   /** The open batch — the last in the write buffer, its header not yet written — or undefined. */
   batch: PendingBatch | undefined = undefined;
   private baseTimestamp = -1;
-  /** likelyBytes of the records extend() last took or refused (open() follows a refusal with the same records). */
-  private nextBytes = 0;
   /** putBatchHeader's options for a plain batch: only the base offset varies. */
   private readonly headerOpts: EncodeBatchOptions = { baseOffset: 0 };
 
   /**
    * Opens a batch at arena[start] holding `records` from `baseOffset` on (its header space left
    * blank until seal). Returns it, or undefined — arena bytes from `start` on partly overwritten —
-   * when the records are not plain enough for the one-pass writer or exceed `maxBytes`.
+   * when the records are not plain enough for the one-pass writer or (by `likely`, their
+   * likelyBytes) exceed `maxBytes`.
    */
-  open(records: readonly RecordInput[], arena: Buffer, start: number, baseOffset: number, nowMs: number, maxBytes: number): PendingBatch | undefined {
+  open(records: readonly RecordInput[], likely: number, arena: Buffer, start: number, baseOffset: number, nowMs: number, maxBytes: number): PendingBatch | undefined {
     if (this.batch !== undefined) this.seal();
-    if (RECORD_BATCH_OVERHEAD + this.nextBytes > maxBytes) return undefined;
+    if (RECORD_BATCH_OVERHEAD + likely > maxBytes) return undefined;
     const baseTimestamp = records[0]!.timestamp ?? nowMs;
     if (typeof baseTimestamp !== 'number' || !Number.isSafeInteger(baseTimestamp)) return undefined;
     const end = writeRecordsOnePass(records, arena, start, Math.min(arena.length, start + maxBytes), baseTimestamp, nowMs, undefined);
@@ -81,13 +80,12 @@ export class OpenBatch {
   /**
    * Writes `records` behind the open batch's last record, which ends at `arenaPos` of `arena`.
    * Returns the bytes added, or −1 — nothing taken, the arena past arenaPos perhaps partly
-   * overwritten — when no batch is open there or the batch would (likely) outgrow `maxBytes`.
-   * Always called before open() with the same records.
+   * overwritten — when no batch is open there or the batch would (by `likely`, the records'
+   * likelyBytes) outgrow `maxBytes`.
    */
-  extend(records: readonly RecordInput[], arena: Buffer | undefined, arenaPos: number, nowMs: number, maxBytes: number): number {
-    this.nextBytes = likelyBytes(records);
+  extend(records: readonly RecordInput[], likely: number, arena: Buffer | undefined, arenaPos: number, nowMs: number, maxBytes: number): number {
     const b = this.batch;
-    if (b === undefined || b.buf !== arena || b.start + b.size !== arenaPos || b.size + this.nextBytes > maxBytes) return -1;
+    if (b === undefined || b.buf !== arena || b.start + b.size !== arenaPos || b.size + likely > maxBytes) return -1;
     const end = writeRecordsFrom(records, arena, arenaPos, Math.min(arena.length, b.start + maxBytes), this.baseTimestamp, nowMs, undefined, b.records);
     if (end < 0) return -1;
     const count = records.length;

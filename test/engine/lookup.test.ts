@@ -191,6 +191,31 @@ describe('OffsetIndex.append', () => {
   });
 });
 
+describe('OffsetIndex.truncateTo', () => {
+  it('zeros written entries it drops, beyond one 1 MiB chunk of the shared zeros, and keeps the ones below', () => {
+    const file = path.join(makeTempDir(), '00000000000000000000.index');
+    const entries = 150_000; // 1.2 MB of written entries: two chunks of zeros
+    const index = new OffsetIndex({ io: realIO, path: file, baseOffset: 0, maxIndexBytes: 8 * 160_000, writable: true });
+    try {
+      for (let i = 0; i < entries; i++) index.append(i, i * 10);
+      index.flush(); // every entry written to the file
+      index.truncateTo(7); // drops offsets 7 and above: truncateToEntries(7)
+      expect(index.entries).toBe(7);
+      expect(index.lookup(100_000)).toEqual({ offset: 6, position: 60 });
+      index.append(7, 71);
+      expect(index.lookup(100_000)).toEqual({ offset: 7, position: 71 });
+    } finally {
+      index.close();
+    }
+    const bytes = fs.readFileSync(file);
+    expect(bytes.readInt32BE(6 * 8)).toBe(6);
+    expect(bytes.readInt32BE(6 * 8 + 4)).toBe(60);
+    expect(bytes.readInt32BE(7 * 8 + 4)).toBe(71);
+    // Everything the truncation dropped reads as zeros, whatever the file's length after close.
+    expect(bytes.subarray(8 * 8).every((b) => b === 0)).toBe(true);
+  });
+});
+
 describe('RecordDecoder with fromOffset', () => {
   const batch = encodeBatch(
     Array.from({ length: 5 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [{ key: 'h', value: Buffer.from(`${i}`) }] })),

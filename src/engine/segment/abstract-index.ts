@@ -14,7 +14,7 @@
 import type { FileIO } from '../io.js';
 import { LogtoolError, assert } from '../errors.js';
 import { CachedFile, FileDescriptorCache } from './fd-cache.js';
-import { zeroBytes, ZERO_BYTES_MAX } from './zero-bytes.js';
+import { writeZeros } from './zero-bytes.js';
 
 /** Pending entries are written out when they fill this many bytes (the buffer grows to it from 256). */
 export const PENDING_MAX_BYTES = 4096;
@@ -227,13 +227,7 @@ export abstract class AbstractIndex {
     if (n < this.pendingFrom) {
       this.entries = this.pendingFrom;
       if (this.file !== undefined && this.writable) {
-        // From the shared zeros, at most ZERO_BYTES_MAX a write: no fresh zero-filled buffer.
-        const end = this.entries * this.entrySize;
-        for (let at = n * this.entrySize; at < end; ) {
-          const len = Math.min(ZERO_BYTES_MAX, end - at);
-          this.file.write(zeroBytes(len), 0, len, at);
-          at += len;
-        }
+        writeZeros(this.file, n * this.entrySize, this.entries * this.entrySize);
       }
       this.pendingFrom = n;
     }

@@ -11,13 +11,10 @@
  * producer of small appends and the groups of a few hundred (~43 KB per fdatasync for 256 one-record
  * appends), not 100 KB appends, not a one-shot append.
  */
-import { assert } from '../errors.js';
 import type { LogConfig } from '../config.js';
 import type { CachedFile } from './fd-cache.js';
-import { ZERO_BYTES_MAX, zeroBytes } from './zero-bytes.js';
+import { writeZeros } from './zero-bytes.js';
 
-/** Largest zero write of a preallocation step (from the process's shared zeros, zero-bytes.ts). */
-const PREALLOCATE_CHUNK_BYTES = ZERO_BYTES_MAX;
 /**
  * Sync mode's default: zeros kept ahead. Any size writes as many zeros as data in the end; a
  * smaller one only adds a size commit per step (1 in ~6,000 appends of 100 B) and bounds the zeros
@@ -122,13 +119,9 @@ export class SegmentPreallocation {
   }
 
   private writeZeros(size: number, toBytes: number): void {
-    const zeros = zeroBytes(PREALLOCATE_CHUNK_BYTES);
     try {
-      while (this.fileBytes < toBytes) {
-        const n = this.file.write(zeros, 0, Math.min(zeros.length, toBytes - this.fileBytes), this.fileBytes);
-        assert(n > 0, `short write of preallocated zeros`, { file: this.file.path, position: this.fileBytes });
-        this.fileBytes += n;
-      }
+      writeZeros(this.file, this.fileBytes, toBytes); // the process's shared zeros, 1 MiB a write
+      this.fileBytes = toBytes;
     } catch {
       // The zeros written so far are cut now if possible, else at roll or close (fileBytes > size).
       this.fileBytes = toBytes;
